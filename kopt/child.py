@@ -1,0 +1,105 @@
+"""Child-process entry: ``python -m kopt.child TASK request.json result.json progress.jsonl``.
+
+Runs the correctness check or the benchmark of one version over its configs and writes
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``. It leaves with os._exit so a
+thread that a kernel left behind cannot keep the process alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+class Progress:
+    def __init__(self, path: str):
+        self.f = open(path, "a", buffering=1)
+
+    def start(self, label: str) -> None:
+        self.f.write(json.dumps({"start": label}) + "\n")
+
+    def record(self, rec: dict) -> None:
+        self.f.write(json.dumps({"record": rec}) + "\n")
+
+
+def _prepare(req: dict):
+    """Import torch, choose the device, then (and only then) import triton, the reference and kernel."""
+    from . import harness
+
+    device = harness.select_device(req["device"])
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    from . import correctness, timing, variants
+
+    guard_before = harness.Guard(extra_modules=(harness, correctness, timing))
+    ref = variants.load_reference(req["ref"])
+    kernel = variants.load_variant(req["kernel"])
+    guard_before.check(f"{req['kernel']}: on import")
+    return device, ref, kernel, guard_before
+
+
+def task_correctness(req: dict, progress: Progress) -> dict:
+    from .correctness import check_config
+    from .provenance import environment
+
+    device, ref, kernel, guard = _prepare(req)
+    out = {"device": device, "env": environment(device), "configs": []}
+    for item in req["configs_by_device"][device]:
+        progress.start(f"config {item['key']}")
+        rec = check_config(
+            ref, kernel, item["config"], item["class"], seeds=req["seeds"], tol=item["tol"], device=device, guard=guard
+        )
+        progress.record(rec)
+        out["configs"].append(rec)
+    return out
+
+
+def task_bench(req: dict, progress: Progress) -> dict:
+    from .provenance import environment
+    from .timing import bench_config
+
+    device, ref, kernel, guard = _prepare(req)
+    out = {"device": device, "env": environment(device), "configs": []}
+    for item in req["configs_by_device"][device]:
+        progress.start(f"config {item['key']}")
+        rec = bench_config(
+            ref, kernel, item["config"], item["class"], tol=item["tol"], device=device, opts=req["opts"], guard=guard
+        )
+        progress.record(rec)
+        out["configs"].append(rec)
+    return out
+
+
+TASKS = {"correctness": task_correctness, "bench": task_bench}
+
+
+def main(argv: list[str]) -> None:
+    task, req_path, out_path, progress_path = argv
+    with open(req_path) as f:
+        req = json.load(f)
+    progress = Progress(progress_path)
+    code = 0
+    try:
+        payload = {"ok": True, "result": TASKS[task](req, progress)}
+    except BaseException as e:  # noqa: BLE001 - everything a kernel does wrong is reported
+        from .variants import KernelFault
+
+        if isinstance(e, KernelFault):
+            msg = str(e)
+        else:
+            tb = traceback.extract_tb(e.__traceback__)
+            where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+            msg = f"{type(e).__name__}: {e}{where}"
+        payload, code = {"ok": False, "error": msg}, 3
+        traceback.print_exc()
+    with open(out_path, "w") as f:
+        json.dump(payload, f)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

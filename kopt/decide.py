@@ -1,0 +1,206 @@
+"""The decision fold: one version's summary + the state after the previous version -> decision, state.
+
+Pure (no torch, no I/O). Rules:
+  * v0 (or the first correct version) is the baseline; an incorrect or failed version is never kept.
+  * Per config: delta % = (candidate / best - 1) * 100, negative is faster.
+  * Per config class: delta % of the geometric mean of the per-config ratios, and a verdict:
+    |delta| >= noise  -> improved / regressed;
+    |delta| <  noise  -> tie, unless the previous candidate also moved this class below the noise
+                         threshold in the same direction (then improved / regressed, "twice in a row").
+  * Decision: keep when a targeted class improved and no class regressed (an off-target improvement
+    with nothing regressed is kept too); split-recommended when a targeted class improved while another
+    regressed; otherwise discard (regression if a class regressed, else tie).
+  * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+RECENT = 5
+
+
+@dataclass
+class Candidate:
+    version: str
+    status: str  # "ok" | "incorrect" | "failed"
+    reason: str | None = None
+    medians: dict[str, float] = field(default_factory=dict)  # config key -> µs
+    class_of: dict[str, str] = field(default_factory=dict)  # config key -> config class
+    target_classes: list[str] | None = None  # None = all
+    hypothesis: str = ""
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Params:
+    noise_pct: float = 1.0
+    max_consecutive_regressions: int = 5
+
+
+def initial_state() -> dict:
+    return {
+        "best": None,
+        "consecutive_regressions": 0,
+        "recent_regressions": [],
+        "last_small_direction": {},
+        "stop": False,
+        "stop_reason": None,
+    }
+
+
+def geomean(xs) -> float:
+    xs = list(xs)
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _classes(c: Candidate) -> list[str]:
+    seen: dict[str, None] = {}
+    for k in c.medians:
+        seen.setdefault(c.class_of[k], None)
+    return list(seen)
+
+
+def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
+    """Return (comparison, new state). ``state`` is not modified."""
+    st = {**state, "recent_regressions": list(state["recent_regressions"])}
+    best = state["best"]
+    comp = {
+        "version": cand.version,
+        "best_before": best["version"] if best else None,
+        "per_config": [],
+        "per_class": [],
+        "noise_pct": params.noise_pct,
+    }
+
+    if cand.status != "ok":
+        why = "incorrect" if cand.status == "incorrect" else "failed"
+        comp.update(decision="discard", reason=why, detail=cand.reason)
+        st.update(consecutive_regressions=0, last_small_direction={})
+        return _finish(comp, st, params)
+
+    if best is None:
+        comp.update(decision="baseline", reason="baseline", detail="first correct version")
+        st.update(best=_best_of(cand), consecutive_regressions=0, last_small_direction={})
+        return _finish(comp, st, params)
+
+    missing = sorted(set(best["medians"]) ^ set(cand.medians))
+    if missing:
+        comp.update(decision="discard", reason="failed", detail=f"configs differ from the best's: {missing}")
+        st.update(consecutive_regressions=0, last_small_direction={})
+        return _finish(comp, st, params)
+
+    ratios: dict[str, list[float]] = {}
+    for key, m in cand.medians.items():
+        b = best["medians"][key]
+        cls = cand.class_of[key]
+        ratios.setdefault(cls, []).append(m / b)
+        comp["per_config"].append(
+            {"key": key, "class": cls, "best_us": b, "candidate_us": m, "delta_pct": (m / b - 1) * 100}
+        )
+
+    last = state["last_small_direction"]
+    new_last: dict[str, int] = {}
+    verdicts: dict[str, str] = {}
+    for cls in _classes(cand):
+        keys = [k for k in cand.medians if cand.class_of[k] == cls]
+        delta = (geomean(ratios[cls]) - 1) * 100
+        direction = _sign(delta)
+        note = None
+        if abs(delta) >= params.noise_pct:
+            verdict = "improved" if delta < 0 else "regressed"
+        elif direction != 0 and last.get(cls) == direction:
+            verdict = "improved" if delta < 0 else "regressed"
+            note = f"below the {params.noise_pct:g}% noise threshold, but the same direction twice in a row"
+        else:
+            verdict = "tie"
+            new_last[cls] = direction
+        verdicts[cls] = verdict
+        comp["per_class"].append(
+            {
+                "class": cls,
+                "best_us": geomean(best["medians"][k] for k in keys),
+                "candidate_us": geomean(cand.medians[k] for k in keys),
+                "delta_pct": delta,
+                "verdict": verdict,
+                "targeted": cand.target_classes is None or cls in cand.target_classes,
+                "note": note,
+            }
+        )
+    st["last_small_direction"] = new_last
+
+    targeted = set(verdicts) if cand.target_classes is None else set(cand.target_classes) & set(verdicts)
+    improved = [c for c, v in verdicts.items() if v == "improved"]
+    regressed = [c for c, v in verdicts.items() if v == "regressed"]
+    t_improved = [c for c in improved if c in targeted]
+
+    if t_improved and regressed:
+        comp.update(
+            decision="split-recommended",
+            reason="improved and regressed classes",
+            detail=f"improves {t_improved} but regresses {regressed}: keep {best['version']} for "
+            f"{regressed} and dispatch {t_improved} to {cand.version}",
+            split={
+                "improved": t_improved,
+                "regressed": regressed,
+                "dispatch": [{"when_class": t_improved, "use": cand.version}, {"use": best["version"]}],
+            },
+        )
+        st["consecutive_regressions"] = 0
+    elif improved and not regressed:
+        off = [c for c in improved if c not in targeted]
+        detail = f"improved {improved}" + (f" (outside the target: {off})" if off else "")
+        comp.update(decision="keep", reason="improved", detail=detail)
+        st.update(best=_best_of(cand), consecutive_regressions=0)
+    elif regressed:
+        comp.update(decision="discard", reason="regression", detail=f"regressed {regressed}")
+        st["consecutive_regressions"] = state["consecutive_regressions"] + 1
+        worst = max((r for r in comp["per_class"] if r["verdict"] == "regressed"), key=lambda r: r["delta_pct"])
+        st["recent_regressions"] = (
+            st["recent_regressions"]
+            + [
+                {
+                    "version": cand.version,
+                    "hypothesis": cand.hypothesis,
+                    "files": cand.files,
+                    "best": best["version"],
+                    "class": worst["class"],
+                    "best_us": worst["best_us"],
+                    "candidate_us": worst["candidate_us"],
+                    "delta_pct": worst["delta_pct"],
+                }
+            ]
+        )[-RECENT:]
+    else:
+        comp.update(decision="discard", reason="tie", detail=f"every class within {params.noise_pct:g}% noise")
+        st["consecutive_regressions"] = 0
+    return _finish(comp, st, params)
+
+
+def _best_of(c: Candidate) -> dict:
+    return {"version": c.version, "medians": dict(c.medians)}
+
+
+def _finish(comp: dict, st: dict, params: Params) -> tuple[dict, dict]:
+    n = st["consecutive_regressions"]
+    if n >= params.max_consecutive_regressions:
+        st.update(stop=True, stop_reason=f"{n} consecutive regressions")
+    else:
+        st.update(stop=False, stop_reason=None)
+    comp["best_after"] = st["best"]["version"] if st["best"] else None
+    comp["state"] = st
+    return comp, st
+
+
+def fold(candidates: list[Candidate], params: Params) -> tuple[list[dict], dict]:
+    """Decide a whole sequence (what the graph's compare chain computes one link at a time)."""
+    state, out = initial_state(), []
+    for c in candidates:
+        comp, state = decide(state, c, params)
+        out.append(comp)
+    return out, state

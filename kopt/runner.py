@@ -1,0 +1,158 @@
+"""Run one task of a kernel variant in a child process with a time limit.
+
+The child (``python -m kopt.child``) reports progress as JSON lines: ``{"start": label}`` when it
+begins a unit of work (one config) and ``{"record": {...}}`` when it finishes one. The time limit
+applies per unit, so a hang is caught after ``timeout_s`` whatever the number of configs, and the
+records finished before a crash or hang are kept. The child runs in its own process group, so a
+hung kernel's helper processes die with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class ChildOutcome:
+    status: str  # "ok" | "raised" | "crashed" | "timeout"
+    result: dict | None = None
+    error: str | None = None
+    records: list[dict] = field(default_factory=list)
+    current: str | None = None  # the unit that was running when the child failed
+    log_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _read_progress(path: Path, offset: int, records: list, state: dict) -> int:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            chunk = f.read()
+    except FileNotFoundError:
+        return offset
+    end = chunk.rfind(b"\n") + 1  # only whole lines
+    for line in chunk[:end].splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        state["last"] = time.monotonic()
+        if "start" in ev:
+            state["current"] = ev["start"]
+        if "record" in ev:
+            records.append(ev["record"])
+            state["current"] = None
+    return offset + end
+
+
+def _describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return f"the process was killed by {name}"
+    return f"the process exited with code {rc}"
+
+
+def run_child(
+    task: str,
+    request: dict,
+    *,
+    timeout_s: float,
+    startup_timeout_s: float = 300.0,
+    env: dict[str, str] | None = None,
+    log_path: str | Path | None = None,
+) -> ChildOutcome:
+    """Run ``kopt.child`` ``task`` on ``request``; never raises for a failing kernel."""
+    with tempfile.TemporaryDirectory(prefix="kopt-") as tmp:
+        tmp = Path(tmp)
+        req, out, prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
+        req.write_text(json.dumps(request))
+        log = Path(log_path) if log_path else tmp / "child.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        child_env = dict(os.environ)
+        child_env.update(env or {})
+        child_env["PYTHONUNBUFFERED"] = "1"
+        with open(log, "ab") as logf:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "kopt.child", task, str(req), str(out), str(prog)],
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=child_env,
+                start_new_session=True,
+            )
+            records: list[dict] = []
+            state = {"last": time.monotonic(), "current": None, "started": False}
+            offset, timed_out = 0, False
+            while True:
+                rc = proc.poll()
+                offset = _read_progress(prog, offset, records, state)
+                if rc is not None:
+                    break
+                limit = timeout_s if state["current"] or records else startup_timeout_s
+                if time.monotonic() - state["last"] > limit:
+                    timed_out = True
+                    _kill_group(proc)
+                    break
+                time.sleep(0.05)
+        tail = _tail(log)
+        if timed_out:
+            where = f" in {state['current']}" if state["current"] else " before the first config started"
+            return ChildOutcome(
+                "timeout",
+                error=f"timed out: no progress for {timeout_s:g} s{where}; the process was killed",
+                records=records,
+                current=state["current"],
+                log_tail=tail,
+            )
+        payload = None
+        if out.is_file():
+            try:
+                payload = json.loads(out.read_text())
+            except json.JSONDecodeError:
+                payload = None
+        if rc == 0 and payload and payload.get("ok"):
+            return ChildOutcome("ok", result=payload["result"], records=records, log_tail=tail)
+        if payload and payload.get("error"):
+            return ChildOutcome(
+                "raised", error=payload["error"], records=records, current=state["current"], log_tail=tail
+            )
+        where = f" while running {state['current']}" if state["current"] else ""
+        last = tail.strip().splitlines()[-1:] if tail.strip() else []
+        detail = f" (last output: {last[0][:300]})" if last else ""
+        return ChildOutcome(
+            "crashed",
+            error=f"{_describe_exit(rc)}{where}{detail}",
+            records=records,
+            current=state["current"],
+            log_tail=tail,
+        )
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _tail(log: Path, n: int = 4000) -> str:
+    try:
+        data = log.read_bytes()
+    except FileNotFoundError:
+        return ""
+    return data[-n:].decode("utf-8", "replace")

@@ -1,0 +1,265 @@
+"""What each rule does, as plain functions of paths and params (the scripts only unpack snakemake).
+
+Each step reads only its declared inputs and writes only its outputs, so rules can run as
+SLURM jobs on other nodes. A misbehaving kernel never makes a step raise: it is recorded as
+``failed``/``incorrect`` data, so the graph goes on with the other versions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from . import decide as dec
+from .provenance import hashes, now
+from .render import render
+from .runner import run_child
+from .workspace import Workspace, config_class, config_key, load_workspace
+
+
+def _items(ws: Workspace, configs: list[dict]) -> list[dict]:
+    return [
+        {"config": c, "key": config_key(c), "class": config_class(c, ws.class_by), "tol": ws.tolerance(c)}
+        for c in configs
+    ]
+
+
+def _request(ws: Workspace, kernel: str, params: dict) -> dict:
+    return {
+        "ref": str(ws.ref),
+        "kernel": str(kernel),
+        "device": params.get("device", "auto"),
+        "seeds": ws.seeds,
+        "configs_by_device": {"cpu": _items(ws, ws.cpu_configs), "cuda": _items(ws, ws.configs)},
+        "opts": params.get("bench", {}),
+    }
+
+
+def _child_env(params: dict) -> dict[str, str]:
+    return {"TRITON_INTERPRET": "1"} if params.get("device") == "cpu" else {}
+
+
+def _write_json(path: str | Path, obj) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def _merge(outcome, request: dict) -> tuple[str, list[dict], str | None, dict | None]:
+    """Records per config (finished, failed, not run), the overall error, and the child's env."""
+    result = outcome.result or {}
+    records = result.get("configs") or list(outcome.records)
+    device = result.get("device")
+    done = {r["key"] for r in records}
+    err = None if outcome.ok else outcome.error
+    items = request["configs_by_device"].get(device or "cuda", [])
+    if not device:  # the child died before saying; show the configs it would have run
+        items = request["configs_by_device"]["cpu"] if request["device"] == "cpu" else items
+    failing = outcome.current.removeprefix("config ") if outcome.current else None
+    for it in items:
+        if it["key"] in done:
+            continue
+        if it["key"] == failing:
+            records.append({**it, "result": "FAILED", "reason": err, "seeds": []})
+        else:
+            records.append({**it, "result": "NOT RUN", "reason": None, "seeds": []})
+    return device or request["device"], records, err, result.get("env")
+
+
+def correctness(
+    *, version: str, workspace: str, kernel: str, out_json: str, out_md: str, log: str, params: dict
+) -> dict:
+    ws = load_workspace(workspace)
+    req = _request(ws, kernel, params)
+    outcome = run_child(
+        "correctness", req, timeout_s=params["timeout_s"], env=_child_env(params), log_path=log
+    )
+    device, records, err, env = _merge(outcome, req)
+    for r in records:
+        r.setdefault("result", "PASS" if r.get("ok") else "FAIL")
+        r.pop("tol", None)
+    if err:
+        status = "failed"
+    elif any(r["result"] != "PASS" for r in records):
+        status = "incorrect"
+        bad = next(r for r in records if r["result"] != "PASS")
+        err = f"config {bad['key']}: {bad['reason']}"
+    else:
+        status = "pass"
+    doc = {
+        "version": version,
+        "status": status,
+        "error": err,
+        "device": device,
+        "method": "cpu-interpreter" if device == "cpu" else device,
+        "seeds": ws.seeds,
+        "configs": records,
+        "provenance": {
+            **hashes(kernel, ws.ref, ws.target, params),
+            "created": now(),
+            "env": env,
+            "child": outcome.status,
+        },
+    }
+    _write_json(out_json, doc)
+    Path(out_md).write_text(
+        render(
+            "correctness.md.j2",
+            version=version,
+            status={"pass": "pass", "incorrect": "fail", "failed": "failed"}[status],
+            error=err,
+            kernel=kernel,
+            ref=str(ws.ref),
+            device=device,
+            seeds=ws.seeds,
+            configs=records,
+            provenance=doc["provenance"],
+        )
+    )
+    return doc
+
+
+BENCH_COLUMNS = [
+    "config_key",
+    "config_class",
+    "status",
+    "median_us",
+    "p20_us",
+    "p80_us",
+    "n_samples",
+    "gbps",
+    "tflops",
+    "profiler_us",
+    "device",
+    "method",
+    "error",
+]
+
+
+def bench(
+    *,
+    version: str,
+    workspace: str,
+    kernel: str,
+    correctness_json: str,
+    out_csv: str,
+    out_samples: str,
+    out_meta: str,
+    log: str,
+    params: dict,
+) -> pd.DataFrame:
+    ws = load_workspace(workspace)
+    corr = json.loads(Path(correctness_json).read_text())
+    req = _request(ws, kernel, params)
+    device = corr["device"]
+    method = "cpu-interpreter" if device == "cpu" else "cuda-events"
+    rows, samples, env, child = [], [], corr["provenance"].get("env"), "not run"
+    items = req["configs_by_device"]["cpu" if device == "cpu" else "cuda"]
+    if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
+        why = f"not timed: correctness {corr['status']}: {corr['error']}"
+        rows = [{**_cfg_cols(it), "status": "skipped", "device": device, "method": method, "error": why} for it in items]
+    else:
+        outcome = run_child("bench", req, timeout_s=params["timeout_s"], env=_child_env(params), log_path=log)
+        device, records, err, env2 = _merge(outcome, req)
+        env, child = env2 or env, outcome.status
+        gpu = (env or {}).get("gpu") or "cpu"
+        for r in records:
+            row = {**_cfg_cols(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
+            if "median_us" in r:
+                row.update({k: r.get(k) for k in ("median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops")})
+                row.update(method=r["method"], profiler_us=r.get("profiler_us"))
+                samples += [{"config_key": r["key"], "sample": i, "us": s} for i, s in enumerate(r["samples_us"])]
+            else:
+                row["method"] = method
+            rows.append(row)
+    cfg_cols = list(items[0]["config"]) if items else []
+    df = pd.DataFrame(rows, columns=cfg_cols + BENCH_COLUMNS)
+    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out_csv, index=False)
+    pd.DataFrame(samples, columns=["config_key", "sample", "us"]).to_csv(out_samples, index=False)
+    _write_json(
+        out_meta,
+        {
+            "version": version,
+            "device": device,
+            "timing": {
+                "method": method,
+                "note": "cpu-interpreter figures are Triton-interpreter timings on the CPU: not GPU performance"
+                if device == "cpu"
+                else "median of CUDA-event samples, L2 flushed and outputs checked around every call",
+                "opts": params.get("bench", {}),
+            },
+            "provenance": {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": env, "child": child},
+        },
+    )
+    return df
+
+
+def _cfg_cols(item: dict) -> dict:
+    return {**item["config"], "config_key": item["key"], "config_class": item["class"]}
+
+
+def candidate(version: str, correctness_json: str, bench_csv: str, meta_yaml: str, kernel: str) -> dec.Candidate:
+    corr = json.loads(Path(correctness_json).read_text())
+    meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
+    tc = meta.get("target_class", "all")
+    tcs = [tc] if isinstance(tc, str) else list(tc)
+    df = pd.read_csv(bench_csv)
+    status, reason = corr["status"], corr["error"]
+    if status == "pass":
+        failed = df[df["status"] != "ok"]
+        if len(failed) or df["median_us"].isna().any() or (df["median_us"] <= 0).any():
+            status = "failed"
+            reason = str(failed["error"].iloc[0]) if len(failed) else "benchmark produced no valid median"
+    ok = status == "pass"
+    return dec.Candidate(
+        version=version,
+        status="ok" if ok else status,
+        reason=reason,
+        medians={r.config_key: float(r.median_us) for r in df.itertuples()} if ok else {},
+        class_of={r.config_key: r.config_class for r in df.itertuples()},
+        target_classes=None if "all" in tcs else tcs,
+        hypothesis=meta.get("hypothesis", ""),
+        files=[kernel],
+    )
+
+
+def compare(
+    *,
+    version: str,
+    workspace: str,
+    kernel: str,
+    meta_yaml: str,
+    correctness_json: str,
+    bench_csv: str,
+    prev_compare: str | None,
+    out_json: str,
+    params: dict,
+) -> dict:
+    ws = load_workspace(workspace)
+    state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
+    cand = candidate(version, correctness_json, bench_csv, meta_yaml, kernel)
+    p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"])
+    comp, _ = dec.decide(state, cand, p)
+    df = pd.read_csv(bench_csv)
+    comp["device"] = str(df["device"].iloc[0]) if len(df) else None
+    comp["method"] = str(df["method"].iloc[0]) if len(df) else None
+    comp["hypothesis"] = cand.hypothesis
+    comp["target_classes"] = cand.target_classes or "all"
+    comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
+    _write_json(out_json, _clean(comp))
+    return comp
+
+
+def _clean(obj):
+    """JSON has no NaN: write null instead."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj

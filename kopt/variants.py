@@ -1,0 +1,60 @@
+"""Variant kinds: turn a version's source file into a callable that writes the outputs in place.
+
+Correctness, timing and (later) profiling only ever see ``load_variant(path) -> callable``.
+Triton ``.py`` files are the one kind today; CUDA ``.cu`` (compiled, called through ``solve``)
+and external benchmark commands will register further loaders in ``LOADERS``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Callable
+
+
+class KernelFault(RuntimeError):
+    """The kernel under test misbehaved (bad file, raised, cheated); the message says how."""
+
+
+def import_file(path: str | Path, name: str):
+    path = Path(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise KernelFault(f"{path}: cannot be imported as a Python module")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except SyntaxError as e:
+        raise KernelFault(f"{path}: line {e.lineno}: SyntaxError: {e.msg}") from None
+    except Exception as e:
+        raise KernelFault(f"{path}: import failed: {type(e).__name__}: {e}") from e
+    return mod
+
+
+def _triton_py(path: Path) -> Callable[..., None]:
+    mod = import_file(path, f"kopt_variant_{path.stem}")
+    fn = getattr(mod, "run_kernel", None)
+    if not callable(fn):
+        raise KernelFault(f"{path}: defines no run_kernel(**inputs) function")
+    return fn
+
+
+LOADERS: dict[str, Callable[[Path], Callable[..., None]]] = {".py": _triton_py}
+
+
+def load_variant(path: str | Path) -> Callable[..., None]:
+    path = Path(path)
+    loader = LOADERS.get(path.suffix)
+    if loader is None:
+        raise KernelFault(f"{path}: unknown variant kind '{path.suffix}' (known: {sorted(LOADERS)})")
+    return loader(path)
+
+
+def load_reference(path: str | Path):
+    mod = import_file(path, "kopt_reference")
+    for fn in ("setup", "reference"):
+        if not callable(getattr(mod, fn, None)):
+            raise KernelFault(f"{path}: defines no {fn}() function")
+    return mod

@@ -1,0 +1,237 @@
+"""Load and validate a target workspace: target.yaml, ref.py, kernels/vN.{py,yaml}.
+
+Pure: yaml + jsonschema only, so the Snakefile can call it at DAG-build time for free.
+Every problem is raised as a WorkspaceError whose message is one line naming the file and
+the field, e.g. ``examples/x/target.yaml: configs[2].M: 'big' is not of type 'integer'``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+VERSION_RE = re.compile(r"^v(0|[1-9][0-9]*)$")
+ALL = "all"
+
+
+class WorkspaceError(ValueError):
+    """A malformed workspace; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str  # "v3"
+    number: int  # 3
+    kernel: Path  # kernels/v3.py
+    meta_path: Path  # kernels/v3.yaml
+    meta: dict[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def parent(self) -> str | None:
+        return self.meta.get("parent")
+
+    @property
+    def hypothesis(self) -> str:
+        return self.meta.get("hypothesis", "")
+
+    @property
+    def target_classes(self) -> list[str] | None:
+        """The targeted config classes, or None for all."""
+        tc = self.meta.get("target_class", ALL)
+        tcs = [tc] if isinstance(tc, str) else list(tc)
+        return None if ALL in tcs else tcs
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    name: str
+    configs: list[dict[str, Any]]
+    cpu_configs: list[dict[str, Any]]
+    class_by: list[str]
+    tolerances: dict[str, dict[str, float]]
+    seeds: int
+    dtype_column: str
+    versions: list[Version]
+
+    @property
+    def ref(self) -> Path:
+        return self.root / "ref.py"
+
+    @property
+    def target(self) -> Path:
+        return self.root / "target.yaml"
+
+    def version(self, name: str) -> Version:
+        for v in self.versions:
+            if v.name == name:
+                return v
+        raise WorkspaceError(f"{self.root / 'kernels'}: no version {name}")
+
+    def classes(self, configs: list[dict[str, Any]] | None = None) -> list[str]:
+        """Config classes in first-seen order."""
+        seen: dict[str, None] = {}
+        for c in configs if configs is not None else self.configs + self.cpu_configs:
+            seen.setdefault(config_class(c, self.class_by), None)
+        return list(seen)
+
+    def configs_for(self, device: str) -> list[dict[str, Any]]:
+        return self.cpu_configs if device == "cpu" else self.configs
+
+    def tolerance(self, cfg: dict[str, Any]) -> dict[str, float]:
+        return self.tolerances[str(cfg.get(self.dtype_column, "default"))]
+
+
+def config_key(cfg: dict[str, Any]) -> str:
+    """A stable, readable id of one config: 'M=4096,N=1024,dtype=float32'."""
+    return ",".join(f"{k}={cfg[k]}" for k in cfg)
+
+
+def config_class(cfg: dict[str, Any], class_by: list[str]) -> str:
+    return ",".join(f"{k}={cfg[k]}" for k in class_by)
+
+
+@lru_cache(maxsize=None)
+def _schema(name: str) -> dict:
+    text = resources.files("kopt.schemas").joinpath(name).read_text()
+    return yaml.safe_load(text)
+
+
+def _where(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def validate(data: Any, schema_name: str, file: Path) -> dict:
+    """Validate ``data`` against a bundled schema, fill defaults, and raise one clear line."""
+    schema = _schema(schema_name)
+    validator = jsonschema.Draft7Validator(schema)
+    err = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if err is not None:
+        raise WorkspaceError(f"{file}: {_where(err.absolute_path)}: {err.message}")
+    for key, spec in schema.get("properties", {}).items():
+        if "default" in spec and key not in data:
+            data[key] = spec["default"]
+    return data
+
+
+def _read_yaml(file: Path) -> Any:
+    if not file.is_file():
+        raise WorkspaceError(f"{file}: file is missing")
+    try:
+        return yaml.safe_load(file.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(parse)"
+        raise WorkspaceError(f"{file}: {where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+
+
+def load_target(root: Path) -> dict:
+    file = root / "target.yaml"
+    data = _read_yaml(file)
+    if not isinstance(data, dict):
+        raise WorkspaceError(f"{file}: (top level): must be a mapping, got {type(data).__name__}")
+    validate(data, "target.schema.yaml", file)
+    for listname in ("configs", "cpu_configs"):
+        keys = None
+        for i, cfg in enumerate(data[listname]):
+            for col in data["class_by"]:
+                if col not in cfg:
+                    raise WorkspaceError(f"{file}: {listname}[{i}]: lacks class_by column '{col}'")
+            dt = str(cfg.get(data["dtype_column"], "default"))
+            if dt not in data["tolerances"]:
+                raise WorkspaceError(
+                    f"{file}: {listname}[{i}].{data['dtype_column']}: no tolerance for dtype '{dt}' "
+                    f"(tolerances has {sorted(data['tolerances'])})"
+                )
+            if keys is None:
+                keys = list(cfg)
+            elif list(cfg) != keys:
+                raise WorkspaceError(
+                    f"{file}: {listname}[{i}]: columns {list(cfg)} differ from {listname}[0]'s {keys}"
+                )
+        dup = _first_duplicate(config_key(c) for c in data[listname])
+        if dup:
+            raise WorkspaceError(f"{file}: {listname}: config {dup} appears twice")
+    return data
+
+
+def _first_duplicate(items) -> str | None:
+    seen = set()
+    for x in items:
+        if x in seen:
+            return x
+        seen.add(x)
+    return None
+
+
+def discover_versions(root: Path, classes: list[str]) -> list[Version]:
+    kdir = root / "kernels"
+    if not kdir.is_dir():
+        raise WorkspaceError(f"{kdir}: folder is missing (it holds kernels/v0.py, v0.yaml, ...)")
+    numbers: dict[int, Path] = {}
+    for p in sorted(kdir.iterdir()):
+        if p.suffix not in (".py", ".yaml") or p.name.startswith(("_", ".")):
+            continue
+        if not VERSION_RE.match(p.stem):
+            raise WorkspaceError(f"{p}: not a version name (expected v0, v1, ... without leading zeros)")
+        numbers.setdefault(int(p.stem[1:]), p)
+    if 0 not in numbers:
+        raise WorkspaceError(f"{kdir / 'v0.py'}: file is missing (v0 is the baseline)")
+    versions = []
+    for n in range(max(numbers) + 1):
+        kernel, meta_path = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
+        if n not in numbers:
+            raise WorkspaceError(f"{kernel}: file is missing (versions must be numbered without gaps)")
+        if not kernel.is_file():
+            raise WorkspaceError(f"{kernel}: file is missing (its metadata {meta_path.name} exists)")
+        meta = _read_yaml(meta_path)
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            raise WorkspaceError(f"{meta_path}: (top level): must be a mapping")
+        validate(meta, "version.schema.yaml", meta_path)
+        parent = meta.get("parent")
+        if parent is not None and int(parent[1:]) >= n:
+            raise WorkspaceError(f"{meta_path}: parent: {parent} is not an earlier version")
+        v = Version(f"v{n}", n, kernel, meta_path, meta)
+        for tc in v.target_classes or []:
+            if tc not in classes:
+                raise WorkspaceError(f"{meta_path}: target_class: '{tc}' is not a config class {classes}")
+        versions.append(v)
+    return versions
+
+
+def load_workspace(path: str | Path) -> Workspace:
+    root = Path(path)
+    if not root.is_dir():
+        raise WorkspaceError(f"{root}: workspace folder does not exist")
+    if not (root / "ref.py").is_file():
+        raise WorkspaceError(f"{root / 'ref.py'}: file is missing (it defines setup() and reference())")
+    t = load_target(root)
+    all_classes = []
+    for cfg in t["configs"] + t["cpu_configs"]:
+        c = config_class(cfg, t["class_by"])
+        if c not in all_classes:
+            all_classes.append(c)
+    versions = discover_versions(root, all_classes)
+    return Workspace(
+        root=root,
+        name=t.get("name", root.name),
+        configs=t["configs"],
+        cpu_configs=t["cpu_configs"],
+        class_by=t["class_by"],
+        tolerances=t["tolerances"],
+        seeds=t["seeds"],
+        dtype_column=t["dtype_column"],
+        versions=versions,
+    )
