@@ -17,6 +17,9 @@ class Progress:
     def __init__(self, path: str):
         self.f = open(path, "a", buffering=1)
 
+    def device(self, device: str) -> None:
+        self.f.write(json.dumps({"device": device}) + "\n")
+
     def start(self, label: str) -> None:
         self.f.write(json.dumps({"start": label}) + "\n")
 
@@ -24,11 +27,12 @@ class Progress:
         self.f.write(json.dumps({"record": rec}) + "\n")
 
 
-def _prepare(req: dict):
+def _prepare(req: dict, progress: Progress):
     """Import torch, choose the device, then (and only then) import triton, the reference and kernel."""
     from . import harness
 
     device = harness.select_device(req["device"])
+    progress.device(device)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
     from . import correctness, timing, variants
@@ -44,7 +48,7 @@ def task_correctness(req: dict, progress: Progress) -> dict:
     from .correctness import check_config
     from .provenance import environment
 
-    device, ref, kernel, guard = _prepare(req)
+    device, ref, kernel, guard = _prepare(req, progress)
     out = {"device": device, "env": environment(device), "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
@@ -60,7 +64,7 @@ def task_bench(req: dict, progress: Progress) -> dict:
     from .provenance import environment
     from .timing import bench_config
 
-    device, ref, kernel, guard = _prepare(req)
+    device, ref, kernel, guard = _prepare(req, progress)
     out = {"device": device, "env": environment(device), "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")

@@ -27,6 +27,7 @@ class ChildOutcome:
     error: str | None = None
     records: list[dict] = field(default_factory=list)
     current: str | None = None  # the unit that was running when the child failed
+    device: str | None = None  # the device the child chose, as soon as it said
     log_tail: str = ""
 
     @property
@@ -48,6 +49,8 @@ def _read_progress(path: Path, offset: int, records: list, state: dict) -> int:
         except json.JSONDecodeError:
             continue
         state["last"] = time.monotonic()
+        if "device" in ev:
+            state["device"] = ev["device"]
         if "start" in ev:
             state["current"] = ev["start"]
         if "record" in ev:
@@ -95,7 +98,7 @@ def run_child(
                 start_new_session=True,
             )
             records: list[dict] = []
-            state = {"last": time.monotonic(), "current": None, "started": False}
+            state = {"last": time.monotonic(), "current": None, "device": None}
             offset, timed_out = 0, False
             while True:
                 rc = proc.poll()
@@ -109,6 +112,7 @@ def run_child(
                     break
                 time.sleep(0.05)
         tail = _tail(log)
+        dev = state["device"]
         if timed_out:
             where = f" in {state['current']}" if state["current"] else " before the first config started"
             return ChildOutcome(
@@ -116,6 +120,7 @@ def run_child(
                 error=f"timed out: no progress for {timeout_s:g} s{where}; the process was killed",
                 records=records,
                 current=state["current"],
+                device=dev,
                 log_tail=tail,
             )
         payload = None
@@ -125,10 +130,10 @@ def run_child(
             except json.JSONDecodeError:
                 payload = None
         if rc == 0 and payload and payload.get("ok"):
-            return ChildOutcome("ok", result=payload["result"], records=records, log_tail=tail)
+            return ChildOutcome("ok", result=payload["result"], records=records, device=dev, log_tail=tail)
         if payload and payload.get("error"):
             return ChildOutcome(
-                "raised", error=payload["error"], records=records, current=state["current"], log_tail=tail
+                "raised", error=payload["error"], records=records, current=state["current"], device=dev, log_tail=tail
             )
         where = f" while running {state['current']}" if state["current"] else ""
         last = tail.strip().splitlines()[-1:] if tail.strip() else []
@@ -138,6 +143,7 @@ def run_child(
             error=f"{_describe_exit(rc)}{where}{detail}",
             records=records,
             current=state["current"],
+            device=dev,
             log_tail=tail,
         )
 

@@ -52,12 +52,11 @@ def _merge(outcome, request: dict) -> tuple[str, list[dict], str | None, dict | 
     """Records per config (finished, failed, not run), the overall error, and the child's env."""
     result = outcome.result or {}
     records = result.get("configs") or list(outcome.records)
-    device = result.get("device")
+    device = result.get("device") or outcome.device
     done = {r["key"] for r in records}
     err = None if outcome.ok else outcome.error
-    items = request["configs_by_device"].get(device or "cuda", [])
-    if not device:  # the child died before saying; show the configs it would have run
-        items = request["configs_by_device"]["cpu"] if request["device"] == "cpu" else items
+    # the configs the child would have run (on the device it chose, or was told to use)
+    items = request["configs_by_device"]["cpu" if (device or request["device"]) == "cpu" else "cuda"]
     failing = outcome.current.removeprefix("config ") if outcome.current else None
     for it in items:
         if it["key"] in done:
@@ -70,9 +69,9 @@ def _merge(outcome, request: dict) -> tuple[str, list[dict], str | None, dict | 
 
 
 def correctness(
-    *, version: str, workspace: str, kernel: str, out_json: str, out_md: str, log: str, params: dict
+    *, version: str, target: str, kernel: str, out_json: str, out_md: str, log: str, params: dict
 ) -> dict:
-    ws = load_workspace(workspace)
+    ws = load_workspace(Path(target).parent, versions=False)
     req = _request(ws, kernel, params)
     outcome = run_child(
         "correctness", req, timeout_s=params["timeout_s"], env=_child_env(params), log_path=log
@@ -142,7 +141,7 @@ BENCH_COLUMNS = [
 def bench(
     *,
     version: str,
-    workspace: str,
+    target: str,
     kernel: str,
     correctness_json: str,
     out_csv: str,
@@ -151,7 +150,7 @@ def bench(
     log: str,
     params: dict,
 ) -> pd.DataFrame:
-    ws = load_workspace(workspace)
+    ws = load_workspace(Path(target).parent, versions=False)
     corr = json.loads(Path(correctness_json).read_text())
     req = _request(ws, kernel, params)
     device = corr["device"]
@@ -198,6 +197,16 @@ def bench(
     return df
 
 
+def redirect_log(path: str):
+    """Send a rule script's stdout/stderr to its ``log:`` file."""
+    import sys
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    f = open(path, "w", buffering=1)
+    sys.stdout = sys.stderr = f
+    return f
+
+
 def _cfg_cols(item: dict) -> dict:
     return {**item["config"], "config_key": item["key"], "config_class": item["class"]}
 
@@ -230,7 +239,7 @@ def candidate(version: str, correctness_json: str, bench_csv: str, meta_yaml: st
 def compare(
     *,
     version: str,
-    workspace: str,
+    target: str,
     kernel: str,
     meta_yaml: str,
     correctness_json: str,
@@ -239,7 +248,7 @@ def compare(
     out_json: str,
     params: dict,
 ) -> dict:
-    ws = load_workspace(workspace)
+    ws = load_workspace(Path(target).parent, versions=False)
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
     cand = candidate(version, correctness_json, bench_csv, meta_yaml, kernel)
     p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"])

@@ -211,7 +211,9 @@ def discover_versions(root: Path, classes: list[str]) -> list[Version]:
     return versions
 
 
-def load_workspace(path: str | Path) -> Workspace:
+def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
+    """Load a workspace; ``versions=False`` reads only ref.py's presence and target.yaml (what a
+    rule job may read: its declared inputs), not every kernels/vN.yaml."""
     root = Path(path)
     if not root.is_dir():
         raise WorkspaceError(f"{root}: workspace folder does not exist")
@@ -223,7 +225,7 @@ def load_workspace(path: str | Path) -> Workspace:
         c = config_class(cfg, t["class_by"])
         if c not in all_classes:
             all_classes.append(c)
-    versions = discover_versions(root, all_classes)
+    found = discover_versions(root, all_classes) if versions else []
     return Workspace(
         root=root,
         name=t.get("name", root.name),
@@ -233,5 +235,5 @@ def load_workspace(path: str | Path) -> Workspace:
         tolerances=t["tolerances"],
         seeds=t["seeds"],
         dtype_column=t["dtype_column"],
-        versions=versions,
+        versions=found,
     )

@@ -1,0 +1,14 @@
+# kernel-opt: the version graph. `snakemake --cores 1 results/v3/compare.json` builds, for every
+# version up to v3, correctness.{md,json}, bench.csv and compare.json. See README.md.
+
+
+include: "rules/common.smk"
+include: "rules/correctness.smk"
+include: "rules/bench.smk"
+include: "rules/compare.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        f"results/{LAST}/compare.json",

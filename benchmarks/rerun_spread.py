@@ -1,0 +1,51 @@
+"""Rerun one version's benchmark N times and print the spread of each config's median.
+
+    python benchmarks/rerun_spread.py --version v0 --runs 3 [--workspace examples/softmax] [--out DIR]
+
+The spread is (max - min) / min of the N medians, in %; the noise rule (1% by default) is only
+meaningful when it is well under that. Uses the same code path as the graph's bench rule.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from kopt import steps  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--version", default="v0")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--workspace", default="examples/softmax")
+    ap.add_argument("--config", default="config/config.yaml")
+    ap.add_argument("--out", default="results/spread")
+    a = ap.parse_args()
+    cfg = yaml.safe_load(Path(a.config).read_text())
+    params = {"device": cfg.get("device", "auto"), "timeout_s": cfg.get("timeout_s", 300), "bench": cfg["bench"]}
+    ws, out = Path(a.workspace), Path(a.out) / a.version
+    kernel = str(ws / "kernels" / f"{a.version}.py")
+    corr = out / "correctness.json"
+    steps.correctness(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, out_json=str(corr),
+                      out_md=str(out / "correctness.md"), log=str(out / "correctness.log"), params=params)
+    medians = {}
+    for i in range(a.runs):
+        d = out / f"run{i}"
+        df = steps.bench(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, correctness_json=str(corr),
+                         out_csv=str(d / "bench.csv"), out_samples=str(d / "bench_samples.csv"),
+                         out_meta=str(d / "bench.json"), log=str(d / "bench.log"), params=params)
+        medians[f"run{i}"] = df.set_index("config_key")["median_us"]
+    t = pd.DataFrame(medians)
+    t["spread_pct"] = (t.max(axis=1) / t.min(axis=1) - 1) * 100
+    print(t.to_string(float_format=lambda x: f"{x:.3f}"))
+    print(f"max spread over configs: {t['spread_pct'].max():.3f}%")
+    (out / "spread.json").write_text(json.dumps(t.reset_index().to_dict(orient="records"), indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+rule bench:
+    """Per-config timing (skipped, with the reason, when the correctness gate did not pass)."""
+    input:
+        kernel=kernel_of,
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
+        correctness="results/{version}/correctness.json",
+    output:
+        csv="results/{version}/bench.csv",
+        samples="results/{version}/bench_samples.csv",
+        meta="results/{version}/bench.json",
+    log:
+        "results/logs/{version}/bench.log",
+    conda:
+        "../envs/kopt.yaml"
+    resources:
+        gpu=1,
+    params:
+        run=BENCH_PARAMS,
+    script:
+        "../scripts/bench.py"

@@ -1,0 +1,60 @@
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+# The package lives next to this workflow; make it importable even when not pip-installed.
+sys.path.insert(0, str(Path(workflow.basedir)))
+from kopt.workspace import WorkspaceError, load_workspace
+
+
+configfile: "config/config.yaml"
+
+
+try:
+    validate(config, "../config/schemas/config.schema.yaml", set_default=True)
+except WorkflowError as e:
+    raise WorkflowError(
+        f"kopt: config/config.yaml (or --config/--configfile): {e}"
+    ) from None
+
+try:
+    WS = load_workspace(config["workspace"])
+except WorkspaceError as e:
+    raise WorkflowError(f"kopt: {e}") from None
+
+VERSIONS = [v.name for v in WS.versions]
+LAST = VERSIONS[-1]
+
+
+wildcard_constraints:
+    version=r"v(0|[1-9][0-9]*)",
+
+
+def ws_file(name):
+    return str(WS.root / name)
+
+
+def kernel_of(wildcards):
+    return str(WS.version(wildcards.version).kernel)
+
+
+def meta_of(wildcards):
+    return str(WS.version(wildcards.version).meta_path)
+
+
+def previous_compare(wildcards):
+    """compare(vN) depends on compare(vN-1): the decision fold is a chain in the graph."""
+    n = int(wildcards.version[1:])
+    return {"prev": f"results/v{n - 1}/compare.json"} if n > 0 else {}
+
+
+RUN_PARAMS = {"device": config["device"], "timeout_s": config["timeout_s"]}
+BENCH_PARAMS = {**RUN_PARAMS, "bench": config["bench"]}
+DECIDE_PARAMS = {
+    "noise_pct": config["noise_pct"],
+    "max_consecutive_regressions": config["max_consecutive_regressions"],
+}

@@ -1,0 +1,20 @@
+rule compare:
+    """Keep or discard against the best so far: the fold over all earlier versions' decisions."""
+    input:
+        unpack(previous_compare),
+        kernel=kernel_of,
+        meta=meta_of,
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
+        correctness="results/{version}/correctness.json",
+        bench="results/{version}/bench.csv",
+    output:
+        json="results/{version}/compare.json",
+    log:
+        "results/logs/{version}/compare.log",
+    conda:
+        "../envs/kopt.yaml"
+    params:
+        run=DECIDE_PARAMS,
+    script:
+        "../scripts/compare.py"

@@ -1,0 +1,19 @@
+rule correctness:
+    """The correctness gate: every config, fresh seeds, float64 reference, poisoned outputs."""
+    input:
+        kernel=kernel_of,
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
+    output:
+        json="results/{version}/correctness.json",
+        md="results/{version}/correctness.md",
+    log:
+        "results/logs/{version}/correctness.log",
+    conda:
+        "../envs/kopt.yaml"
+    resources:
+        gpu=1,
+    params:
+        run=RUN_PARAMS,
+    script:
+        "../scripts/correctness.py"

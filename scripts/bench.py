@@ -1,0 +1,17 @@
+"""Rule `bench`: unpack snakemake, call kopt.steps.bench."""
+
+from kopt.steps import bench, redirect_log
+
+redirect_log(snakemake.log[0])
+df = bench(
+    version=snakemake.wildcards.version,
+    target=snakemake.input.target,
+    kernel=snakemake.input.kernel,
+    correctness_json=snakemake.input.correctness,
+    out_csv=snakemake.output.csv,
+    out_samples=snakemake.output.samples,
+    out_meta=snakemake.output.meta,
+    log=snakemake.log[0],
+    params=snakemake.params.run,
+)
+print(df.to_string())

@@ -1,0 +1,17 @@
+"""Rule `compare`: unpack snakemake, call kopt.steps.compare."""
+
+from kopt.steps import compare, redirect_log
+
+redirect_log(snakemake.log[0])
+comp = compare(
+    version=snakemake.wildcards.version,
+    target=snakemake.input.target,
+    kernel=snakemake.input.kernel,
+    meta_yaml=snakemake.input.meta,
+    correctness_json=snakemake.input.correctness,
+    bench_csv=snakemake.input.bench,
+    prev_compare=snakemake.input.get("prev"),
+    out_json=snakemake.output.json,
+    params=snakemake.params.run,
+)
+print(f"{comp['version']}: {comp['decision']} ({comp['reason']}): {comp.get('detail')}; best after: {comp['best_after']}")

@@ -1,0 +1,15 @@
+"""Rule `correctness`: unpack snakemake, call kopt.steps.correctness."""
+
+from kopt.steps import correctness, redirect_log
+
+redirect_log(snakemake.log[0])
+doc = correctness(
+    version=snakemake.wildcards.version,
+    target=snakemake.input.target,
+    kernel=snakemake.input.kernel,
+    out_json=snakemake.output.json,
+    out_md=snakemake.output.md,
+    log=snakemake.log[0],
+    params=snakemake.params.run,
+)
+print(f"{snakemake.wildcards.version}: correctness {doc['status']}" + (f": {doc['error']}" if doc["error"] else ""))

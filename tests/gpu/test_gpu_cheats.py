@@ -1,0 +1,21 @@
+"""GPU-only: collected where torch sees a GPU (see tests/conftest.py); output committed from the H100."""
+
+from pathlib import Path
+
+from tests.test_bad_kernels import BAD, run_version
+
+
+def test_work_on_a_hidden_stream_is_caught(tiny, tmp_path, run_params):
+    corr, df, _ = run_version(tiny, BAD / "other_stream.py", run_params, tmp_path)
+    assert corr["status"] == "pass"  # correct outputs: only the timing is dishonest
+    assert (df["status"] == "failed").all()
+    assert "a stream the timer does not see" in str(df["error"].iloc[0])
+
+
+def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params):
+    corr, df, _ = run_version(tiny, Path(tiny) / "kernels" / "v0.py", run_params, tmp_path)
+    assert corr["device"] == "cuda" and corr["status"] == "pass"
+    assert set(df["method"]) == {"cuda-events+l2-flush"}
+    assert (df["status"] == "ok").all()
+    # the profiler's GPU time and the events agree for an honest kernel
+    assert (df["profiler_us"] <= 1.5 * df["median_us"] + 5).all()

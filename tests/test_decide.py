@@ -1,0 +1,151 @@
+"""The decision fold, table-driven: noise rule, two in a row, counters, stop, split, failures."""
+
+import pytest
+
+from kopt.decide import Candidate, Params, decide, fold, initial_state
+
+CLASSES = {"a1": "A", "a2": "A", "b1": "B"}
+
+
+def cand(v, a=100.0, b=100.0, status="ok", target=None, a2=None):
+    med = {"a1": a, "a2": a if a2 is None else a2, "b1": b}
+    return Candidate(v, status, None if status == "ok" else "x", med if status == "ok" else {}, CLASSES, target, f"h{v}", [f"{v}.py"])
+
+
+P = Params(noise_pct=1.0, max_consecutive_regressions=5)
+
+
+@pytest.mark.parametrize(
+    "name, seq, decisions, best, counter",
+    [
+        ("baseline", [cand("v0")], ["baseline"], "v0", 0),
+        ("clear win is kept", [cand("v0"), cand("v1", 90, 90)], ["baseline", "keep"], "v1", 0),
+        ("clear loss is a regression", [cand("v0"), cand("v1", 110, 110)], ["baseline", "discard"], "v0", 1),
+        ("0.5% is a tie", [cand("v0"), cand("v1", 99.5, 99.5)], ["baseline", "discard"], "v0", 0),
+        ("exactly the threshold counts", [cand("v0"), cand("v1", 99.0, 100)], ["baseline", "keep"], "v1", 0),
+        (
+            "small wins twice in a row: the second is kept",
+            [cand("v0"), cand("v1", 99.5, 100), cand("v2", 99.4, 100)],
+            ["baseline", "discard", "keep"],
+            "v2",
+            0,
+        ),
+        (
+            "small win then small loss: both ties",
+            [cand("v0"), cand("v1", 99.5, 100), cand("v2", 100.5, 100)],
+            ["baseline", "discard", "discard"],
+            "v0",
+            0,
+        ),
+        (
+            "small losses twice in a row: the second is a regression",
+            [cand("v0"), cand("v1", 100.6, 100), cand("v2", 100.4, 100)],
+            ["baseline", "discard", "discard"],
+            "v0",
+            1,
+        ),
+        (
+            "a failure between two small wins breaks the row",
+            [cand("v0"), cand("v1", 99.5), cand("v2", status="failed"), cand("v3", 99.5)],
+            ["baseline", "discard", "discard", "discard"],
+            "v0",
+            0,
+        ),
+        (
+            "incorrect is never kept and resets the counter",
+            [cand("v0"), cand("v1", 120, 120), cand("v2", 1, 1, status="incorrect")],
+            ["baseline", "discard", "discard"],
+            "v0",
+            0,
+        ),
+        (
+            "target improves, other class regresses: split",
+            [cand("v0"), cand("v1", 80, 110, target=["A"])],
+            ["baseline", "split-recommended"],
+            "v0",
+            0,
+        ),
+        (
+            "target tie, other class regresses: regression",
+            [cand("v0"), cand("v1", 100, 110, target=["A"])],
+            ["baseline", "discard"],
+            "v0",
+            1,
+        ),
+        (
+            "off-target win, nothing worse: kept",
+            [cand("v0"), cand("v1", 100, 80, target=["A"])],
+            ["baseline", "keep"],
+            "v1",
+            0,
+        ),
+        (
+            "failed v0: the first correct version is the baseline",
+            [cand("v0", status="failed"), cand("v1")],
+            ["discard", "baseline"],
+            "v1",
+            0,
+        ),
+        (
+            "the class delta is a geometric mean",  # 0.5 and 2.0 -> geomean 1.0 on class A: tie
+            [cand("v0"), cand("v1", 50, 100, a2=200)],
+            ["baseline", "discard"],
+            "v0",
+            0,
+        ),
+    ],
+)
+def test_fold(name, seq, decisions, best, counter):
+    comps, state = fold(seq, P)
+    assert [c["decision"] for c in comps] == decisions, name
+    assert state["best"]["version"] == best
+    assert state["consecutive_regressions"] == counter
+    assert comps[-1]["best_after"] == best
+
+
+def test_reasons_and_deltas():
+    comps, _ = fold([cand("v0"), cand("v1", 110, 100), cand("v2", 100, 100), cand("v3", status="failed")], P)
+    assert [c.get("reason") for c in comps] == ["baseline", "regression", "tie", "failed"]
+    a = next(r for r in comps[1]["per_class"] if r["class"] == "A")
+    assert a["delta_pct"] == pytest.approx(10.0)
+    assert a["verdict"] == "regressed"
+    assert {r["key"]: round(r["delta_pct"], 6) for r in comps[1]["per_config"]} == {"a1": 10.0, "a2": 10.0, "b1": 0.0}
+
+
+def test_stop_after_five_regressions_and_recent_list():
+    seq = [cand("v0")] + [cand(f"v{i}", 100 + i, 100) for i in range(1, 7)]
+    comps, state = fold(seq, P)
+    assert [c["state"]["consecutive_regressions"] for c in comps] == [0, 1, 2, 3, 4, 5, 6]
+    assert [c["state"]["stop"] for c in comps] == [False] * 5 + [True, True]
+    assert comps[5]["state"]["stop_reason"] == "5 consecutive regressions"
+    recent = state["recent_regressions"]
+    assert [r["version"] for r in recent] == ["v2", "v3", "v4", "v5", "v6"]
+    assert recent[-1]["hypothesis"] == "hv6" and recent[-1]["files"] == ["v6.py"]
+    assert recent[-1]["best"] == "v0" and recent[-1]["delta_pct"] == pytest.approx(6.0, rel=1e-3)
+
+
+def test_keep_resets_counter_and_stop():
+    seq = [cand("v0")] + [cand(f"v{i}", 105, 100) for i in range(1, 6)] + [cand("v6", 90, 90)]
+    comps, state = fold(seq, P)
+    assert comps[5]["state"]["stop"] is True
+    assert state["stop"] is False and state["consecutive_regressions"] == 0 and state["best"]["version"] == "v6"
+
+
+def test_configurable_stop_and_noise():
+    comps, state = fold([cand("v0"), cand("v1", 103, 100), cand("v2", 103, 100)], Params(5.0, 2))
+    assert [c["decision"] for c in comps] == ["baseline", "discard", "discard"]
+    assert [c["reason"] for c in comps] == ["baseline", "tie", "regression"]  # 3% twice in a row under 5% noise
+    assert state["consecutive_regressions"] == 1 and not state["stop"]
+
+
+def test_split_names_classes_and_dispatch():
+    comps, _ = fold([cand("v0"), cand("v1", 80, 110)], P)
+    c = comps[1]
+    assert c["split"]["improved"] == ["A"] and c["split"]["regressed"] == ["B"]
+    assert c["split"]["dispatch"] == [{"when_class": ["A"], "use": "v1"}, {"use": "v0"}]
+
+
+def test_decide_does_not_mutate_state():
+    s0 = initial_state()
+    _, s1 = decide(s0, cand("v0"), P)
+    assert s0 == initial_state() and s1["best"]["version"] == "v0"
