@@ -20,6 +20,6 @@ run python3 -m snakemake --cores 1 results/v3/compare.json > "$OUT/snakemake.log
 echo "graph exit: $?" >> "$OUT/snakemake.log"
 run python3 benchmarks/graph_overhead.py > "$OUT/overhead.txt" 2>&1
 run python3 benchmarks/rerun_spread.py --version v0 --runs 3 > "$OUT/spread.txt" 2>&1
-run python3 -m pytest -q -p no:cacheprovider tests/gpu tests/test_bad_kernels.py > "$OUT/pytest_gpu.txt" 2>&1
+run python3 -m pytest -q -s -p no:cacheprovider tests/gpu tests/test_bad_kernels.py > "$OUT/pytest_gpu.txt" 2>&1
 tar czf "$OUT/results.tgz" results/
-tail -3 "$OUT/snakemake.log" "$OUT/overhead.txt" "$OUT/spread.txt" "$OUT/pytest_gpu.txt"
+tail -n 3 "$OUT/snakemake.log" "$OUT/overhead.txt" "$OUT/spread.txt" "$OUT/pytest_gpu.txt"

@@ -4,7 +4,7 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)  # a plain global does not compile on the GPU
 
 
 @triton.jit
