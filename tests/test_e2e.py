@@ -1,0 +1,106 @@
+"""The whole graph, end to end on the CPU (Triton interpreter), on a temporary copy of the project."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSIONS = ["v0", "v1", "v2", "v3"]
+
+
+def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", *config],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A copy of the workflow and the example, with the graph built once."""
+    dst = tmp_path_factory.mktemp("project")
+    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt"):
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
+    shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")
+    p = snakemake(dst, "results/v3/compare.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    return dst
+
+
+def test_every_version_has_its_records(project):
+    for v in VERSIONS:
+        for f in ("correctness.md", "correctness.json", "bench.csv", "bench_samples.csv", "bench.json", "compare.json"):
+            assert (project / "results" / v / f).is_file(), f"{v}/{f}"
+        for f in ("correctness", "bench", "compare"):
+            assert (project / "results" / "logs" / v / f"{f}.log").is_file()
+        corr = json.loads((project / "results" / v / "correctness.json").read_text())
+        assert corr["status"] == "pass" and corr["device"] == "cpu"
+        assert all(len(c["seeds"]) >= 3 for c in corr["configs"])
+        df = pd.read_csv(project / "results" / v / "bench.csv")
+        assert list(df.columns[:3]) == ["M", "N", "dtype"]
+        assert {"config_class", "median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "device", "method"} <= set(df.columns)
+        assert set(df["method"]) == {"cpu-interpreter"} and (df["median_us"] > 0).all()
+        assert set(df["config_class"]) == {"N=256", "N=2048", "N=16384"}
+
+
+def test_compare_is_a_fold_over_the_chain(project):
+    comps = [json.loads((project / "results" / v / "compare.json").read_text()) for v in VERSIONS]
+    assert comps[0]["decision"] == "baseline" and comps[0]["best_after"] == "v0"
+    for prev, cur in zip(comps, comps[1:]):
+        assert cur["best_before"] == prev["best_after"]
+        assert cur["decision"] in {"keep", "discard", "split-recommended"}
+        assert len(cur["per_class"]) == 3 and len(cur["per_config"]) == 3
+        assert cur["best_after"] == (cur["version"] if cur["decision"] == "keep" else cur["best_before"])
+        assert cur["method"] == "cpu-interpreter"
+        assert len(cur["provenance"]["kernel_sha256"]) == 64
+
+
+def test_second_run_does_nothing(project):
+    p = snakemake(project, "results/v3/compare.json")
+    assert p.returncode == 0 and "Nothing to be done" in p.stdout + p.stderr
+
+
+def test_a_broken_new_version_costs_no_earlier_result(project):
+    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/*")}
+    kernels = project / "examples" / "softmax" / "kernels"
+    (kernels / "v4.py").write_text("def run_kernel(x, y):\n    raise ValueError('v4 is broken')\n")
+    (kernels / "v4.yaml").write_text("parent: v1\nhypothesis: broken on purpose\n")
+    try:
+        p = snakemake(project, "results/v4/compare.json")
+        assert p.returncode == 0, p.stdout + p.stderr
+        comp = json.loads((project / "results" / "v4" / "compare.json").read_text())
+        assert comp["decision"] == "discard" and comp["reason"] == "failed"
+        assert "ValueError: v4 is broken" in comp["detail"]
+        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/*")}
+        assert after == before
+    finally:
+        (kernels / "v4.py").unlink()
+        (kernels / "v4.yaml").unlink()
+
+
+def test_malformed_target_stops_before_any_run(project):
+    target = project / "examples" / "softmax" / "target.yaml"
+    good = target.read_text()
+    target.write_text(good.replace("seeds: 3", "seeds: two"))
+    try:
+        p = snakemake(project, "-n")
+        assert p.returncode != 0
+        line = "kopt: examples/softmax/target.yaml: seeds: 'two' is not of type 'integer'"
+        assert line in p.stdout + p.stderr
+    finally:
+        target.write_text(good)
+
+
+def test_malformed_config_names_the_field(project):
+    p = snakemake(project, "-n", config=["noise_pct=-1"])
+    assert p.returncode != 0
+    assert "noise_pct" in p.stdout + p.stderr
