@@ -1,7 +1,8 @@
 """Per-config timing that the kernel under test cannot fool.
 
 GPU ("cuda-events"): like triton.testing.do_bench, a warm-up first, then per sample the L2 is
-flushed (a 256 MB write, as do_bench does) and CUDA events bracket one call. On top of that:
+flushed (a 256 MB write, as do_bench does) and CUDA events bracket one call, queued behind a spin
+kernel so the host's launch latency stays outside the events (nvbench's blocking kernel). Also:
   * the outputs are poisoned (NaN) before every timed call and checked against the float64
     reference after it, so a kernel that skips work on repeated calls with the same buffers, or
     finishes its work later (another thread, another stream), fails instead of looking fast;
@@ -29,6 +30,11 @@ _perf_counter = time.perf_counter
 _Event = torch.cuda.Event
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+# Before each timed call the GPU is kept busy with a spin kernel (torch.cuda._sleep) while the host
+# enqueues the start event and the launch, as nvbench's "blocking kernel" does: otherwise, when the
+# GPU drains its queue (poison + flush) faster than Python launches the kernel, the host's launch
+# latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz.
+SPIN_CYCLES = 500_000
 
 
 def _call(kernel, case: Case) -> None:
@@ -75,6 +81,7 @@ def _samples_cuda(kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: 
         if cache is not None:
             cache.zero_()
         start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        torch.cuda._sleep(SPIN_CYCLES)
         start.record()
         _call(kernel, case)
         end.record()

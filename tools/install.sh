@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Create .venv with kernel-opt and its dependencies. torch is installed first, pinned, because an
+# unpinned torch on a CPU machine downloads several GB of CUDA wheels; on a GPU machine with its
+# own torch, set KOPT_SYSTEM_TORCH=1 to reuse it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  if [ "${KOPT_SYSTEM_TORCH:-0}" = 1 ]; then python3 -m venv --system-site-packages .venv; else python3 -m venv .venv; fi
+fi
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
+if [ "${KOPT_SYSTEM_TORCH:-0}" != 1 ]; then
+  .venv/bin/python -m pip install -q torch==2.13.0 2>&1 | grep -v "is ignored" || true
+  .venv/bin/python -m pip install -q triton==3.6.0 2>&1 | grep -v "is ignored" || true
+fi
+.venv/bin/python -m pip install -q -e '.[test]' 2>&1 | grep -v "is ignored" || true
+.venv/bin/python -c "import torch, triton, snakemake, kopt" || { echo "tools/install.sh: install failed" >&2; exit 1; }
