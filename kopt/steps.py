@@ -39,10 +39,6 @@ def _request(ws: Workspace, kernel: str, params: dict) -> dict:
     }
 
 
-def _child_env(params: dict) -> dict[str, str]:
-    return {"TRITON_INTERPRET": "1"} if params.get("device") == "cpu" else {}
-
-
 def _write_json(path: str | Path, obj) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(obj, indent=2, default=str) + "\n")
@@ -74,7 +70,7 @@ def correctness(
     ws = load_workspace(Path(target).parent, versions=False)
     req = _request(ws, kernel, params)
     outcome = run_child(
-        "correctness", req, timeout_s=params["timeout_s"], env=_child_env(params), log_path=log
+        "correctness", req, timeout_s=params["timeout_s"], log_path=log
     )
     device, records, err, env = _merge(outcome, req)
     for r in records:
@@ -161,7 +157,7 @@ def bench(
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
         rows = [{**_cfg_cols(it), "status": "skipped", "device": device, "method": method, "error": why} for it in items]
     else:
-        outcome = run_child("bench", req, timeout_s=params["timeout_s"], env=_child_env(params), log_path=log)
+        outcome = run_child("bench", req, timeout_s=params["timeout_s"], log_path=log)
         device, records, err, env2 = _merge(outcome, req)
         env, child = env2 or env, outcome.status
         gpu = (env or {}).get("gpu") or "cpu"
@@ -211,12 +207,11 @@ def _cfg_cols(item: dict) -> dict:
     return {**item["config"], "config_key": item["key"], "config_class": item["class"]}
 
 
-def candidate(version: str, correctness_json: str, bench_csv: str, meta_yaml: str, kernel: str) -> dec.Candidate:
+def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta_yaml: str, kernel: str) -> dec.Candidate:
     corr = json.loads(Path(correctness_json).read_text())
     meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
     tc = meta.get("target_class", "all")
     tcs = [tc] if isinstance(tc, str) else list(tc)
-    df = pd.read_csv(bench_csv)
     status, reason = corr["status"], corr["error"]
     if status == "pass":
         failed = df[df["status"] != "ok"]
@@ -250,10 +245,10 @@ def compare(
 ) -> dict:
     ws = load_workspace(Path(target).parent, versions=False)
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
-    cand = candidate(version, correctness_json, bench_csv, meta_yaml, kernel)
+    df = pd.read_csv(bench_csv)
+    cand = candidate(version, correctness_json, df, meta_yaml, kernel)
     p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"])
     comp, _ = dec.decide(state, cand, p)
-    df = pd.read_csv(bench_csv)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None
     comp["hypothesis"] = cand.hypothesis

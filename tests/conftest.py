@@ -24,9 +24,11 @@ except ImportError:
 
 @pytest.fixture
 def tiny(tmp_path) -> Path:
-    """A writable copy of the tiny softmax workspace."""
+    """A writable copy of the tiny softmax workspace: the example's ref.py and its v1 as v0."""
     dst = tmp_path / "tiny"
     shutil.copytree(FIXTURES / "tiny", dst)
+    shutil.copy(ROOT / "examples" / "softmax" / "ref.py", dst / "ref.py")
+    shutil.copy(ROOT / "examples" / "softmax" / "kernels" / "v1.py", dst / "kernels" / "v0.py")
     return dst
 
 
