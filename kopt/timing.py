@@ -107,21 +107,43 @@ def _samples_cpu(kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: s
     return samples
 
 
-def _profiler_us_per_call(kernel, case: Case, calls: int = 5) -> float | None:
-    """Sum of all GPU kernel time per call, on every stream (None if the profiler is unavailable)."""
-    from torch.profiler import ProfilerActivity, profile
+def profiled_calls(kernel, case: Case, calls: int, trace_path: str, flush: bool = True) -> dict:
+    """Run ``calls`` timed-loop iterations under torch.profiler and return the Chrome trace.
 
-    sync("cuda")
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    Each iteration is what the timer does: poison the outputs and flush L2 (inside ``kopt::prep``
+    ranges, which torchtrace leaves out), then one call, then a device-wide sync. The trace is
+    written to ``trace_path`` (kept as the raw profiler output where the caller wants it).
+    """
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from . import torchtrace
+
+    cache = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if flush else None
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
-            _call(kernel, case)
-        sync("cuda")
-    total = 0.0
-    for ev in prof.events():
-        dt = getattr(ev, "device_type", None)
-        if dt is not None and "CUDA" in str(dt):
-            total += getattr(ev, "device_time", getattr(ev, "cuda_time", 0.0)) or 0.0
-    return total / calls if total > 0 else None
+            with record_function(torchtrace.PREP):
+                poison_outputs(case)
+                if cache is not None:
+                    cache.zero_()
+            with record_function("kopt::call"):
+                _call(kernel, case)
+            torch.cuda.synchronize()
+    prof.export_chrome_trace(trace_path)
+    return torchtrace.load(trace_path)
+
+
+def _null_event_us(n: int = 30) -> float:
+    """Median time of an empty event pair queued behind the same spin: the timer's own floor."""
+    out = []
+    for _ in range(n):
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        torch.cuda._sleep(SPIN_CYCLES)
+        start.record()
+        end.record()
+        torch.cuda.synchronize()
+        out.append(start.elapsed_time(end) * 1e3)
+    return float(np.median(out))
 
 
 def bench_config(ref, kernel, cfg: dict, cls: str, *, tol: dict, device: str, opts: dict, guard: Guard) -> dict:
@@ -156,17 +178,32 @@ def bench_config(ref, kernel, cfg: dict, cls: str, *, tol: dict, device: str, op
     sync(device)
     _verify(case, tol, guard, f"config {key}, call with fresh inputs in the same buffers")
     if device == "cuda":
+        import tempfile
+
+        from . import torchtrace
+
+        rec["event_null_us"] = _null_event_us()
+        calls = int(opts.get("profile_calls", 20))
         try:
-            prof_us = _profiler_us_per_call(kernel, case)
+            with tempfile.TemporaryDirectory() as tmp:
+                trace = profiled_calls(kernel, case, calls, f"{tmp}/trace.json", flush=bool(opts["flush_l2"]))
+            prof_us = torchtrace.gpu_us_per_call(trace, calls)
+            if prof_us is None:
+                rec["profiler_note"] = "the profiler recorded no GPU work for the kernel"
+        except KernelFault:
+            raise
         except Exception as e:  # the profiler is a cross-check; its absence is recorded, not fatal
             prof_us, rec["profiler_note"] = None, f"profiler unavailable: {type(e).__name__}: {e}"
         rec["profiler_us"] = prof_us
-        # Honest work on the timed stream runs inside the events, so its kernel time is at most
-        # the event time; more means work the events did not bracket.
-        if prof_us is not None and prof_us > 1.25 * rec["median_us"] + 1.0:
+        _verify(case, tol, guard, f"config {key}, profiled calls")
+        # Honest work on the timed stream runs between the events, so its GPU time is at most the
+        # event time minus the empty event pair's; more means work the events did not bracket.
+        bracketed = max(rec["median_us"] - rec["event_null_us"], 0.0)
+        if prof_us is not None and prof_us > 1.25 * bracketed + 0.5:
             raise KernelFault(
-                f"config {key}: the profiler saw {prof_us:.1f} us of GPU work per call but the timed "
-                f"stream only {rec['median_us']:.1f} us: the kernel works on a stream the timer does not see"
+                f"config {key}: the profiler saw {prof_us:.2f} us of GPU work per call but the timed stream "
+                f"only {bracketed:.2f} us ({rec['median_us']:.2f} us minus the empty event pair's "
+                f"{rec['event_null_us']:.2f} us): the kernel works on a stream the timer does not see"
             )
     flops = getattr(ref, "flops", None)
     nbytes = getattr(ref, "bytes_moved", None)

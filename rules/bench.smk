@@ -1,6 +1,7 @@
 rule bench:
     """Per-config timing (skipped, with the reason, when the correctness gate did not pass)."""
     input:
+        settings=SETTINGS["bench"],
         kernel=kernel_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
@@ -15,7 +16,5 @@ rule bench:
         "../envs/kopt.yaml"
     resources:
         gpu=1,
-    params:
-        run=BENCH_PARAMS,
     script:
         "../scripts/bench.py"

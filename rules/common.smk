@@ -8,6 +8,7 @@ min_version("9.0")
 
 # The package lives next to this workflow; make it importable even when not pip-installed.
 sys.path.insert(0, str(Path(workflow.basedir)))
+from kopt.settings import write_if_changed
 from kopt.workspace import WorkspaceError, load_workspace
 
 
@@ -52,9 +53,16 @@ def previous_compare(wildcards):
     return {"prev": f"results/v{n - 1}/compare.json"} if n > 0 else {}
 
 
-RUN_PARAMS = {"device": config["device"], "timeout_s": config["timeout_s"]}
-BENCH_PARAMS = {**RUN_PARAMS, "bench": config["bench"]}
-DECIDE_PARAMS = {
-    "noise_pct": config["noise_pct"],
-    "max_consecutive_regressions": config["max_consecutive_regressions"],
+# Each rule reads its settings from a file it declares as input (see kopt/settings.py).
+_run = {"device": config["device"], "timeout_s": config["timeout_s"]}
+SETTINGS = {
+    name: write_if_changed(f"results/settings/{name}.json", value)
+    for name, value in {
+        "run": _run,
+        "bench": {**_run, "bench": config["bench"]},
+        "decide": {
+            "noise_pct": config["noise_pct"],
+            "max_consecutive_regressions": config["max_consecutive_regressions"],
+        },
+    }.items()
 }

@@ -2,6 +2,7 @@ rule compare:
     """Keep or discard against the best so far: the fold over all earlier versions' decisions."""
     input:
         unpack(previous_compare),
+        settings=SETTINGS["decide"],
         kernel=kernel_of,
         meta=meta_of,
         ref=ws_file("ref.py"),
@@ -14,7 +15,5 @@ rule compare:
         "results/logs/{version}/compare.log",
     conda:
         "../envs/kopt.yaml"
-    params:
-        run=DECIDE_PARAMS,
     script:
         "../scripts/compare.py"

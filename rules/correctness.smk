@@ -1,6 +1,7 @@
 rule correctness:
     """The correctness gate: every config, fresh seeds, float64 reference, poisoned outputs."""
     input:
+        settings=SETTINGS["run"],
         kernel=kernel_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
@@ -13,7 +14,5 @@ rule correctness:
         "../envs/kopt.yaml"
     resources:
         gpu=1,
-    params:
-        run=RUN_PARAMS,
     script:
         "../scripts/correctness.py"

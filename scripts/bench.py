@@ -1,5 +1,6 @@
 """Rule `bench`: unpack snakemake, call kopt.steps.bench."""
 
+from kopt.settings import read as read_settings
 from kopt.steps import bench, redirect_log
 
 redirect_log(snakemake.log[0])
@@ -12,6 +13,6 @@ df = bench(
     out_samples=snakemake.output.samples,
     out_meta=snakemake.output.meta,
     log=snakemake.log[0],
-    params=snakemake.params.run,
+    params=read_settings(snakemake.input.settings),
 )
 print(df.to_string())

@@ -1,5 +1,6 @@
 """Rule `compare`: unpack snakemake, call kopt.steps.compare."""
 
+from kopt.settings import read as read_settings
 from kopt.steps import compare, redirect_log
 
 redirect_log(snakemake.log[0])
@@ -12,6 +13,6 @@ comp = compare(
     bench_csv=snakemake.input.bench,
     prev_compare=snakemake.input.get("prev"),
     out_json=snakemake.output.json,
-    params=snakemake.params.run,
+    params=read_settings(snakemake.input.settings),
 )
 print(f"{comp['version']}: {comp['decision']} ({comp['reason']}): {comp.get('detail')}; best after: {comp['best_after']}")

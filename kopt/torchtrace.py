@@ -1,0 +1,102 @@
+"""Read a torch.profiler (Kineto) Chrome trace: the GPU work of the kernel under test, per kernel.
+
+Pure (JSON in, numbers out), so it is tested on traces recorded on the H100
+(tests/fixtures/profiles/). Three kinds of trace event matter:
+  * GPU work: ``cat`` "kernel", "gpu_memset" or "gpu_memcpy", with ``dur`` in µs and
+    ``args.correlation``, plus (kernels) ``args.stream``, "registers per thread", "shared memory",
+    "grid", "block", "warps per SM", "est. achieved occupancy %";
+  * host launches: ``cat`` "cuda_runtime" / "cuda_driver" (HIP: "hip_runtime"...) with the same
+    ``args.correlation``, on the launching thread (``tid``) at ``ts``;
+  * ranges: ``cat`` "user_annotation" (``torch.profiler.record_function``) on the host thread.
+The harness launches its own work (poisoning outputs, flushing L2) inside ``kopt::prep`` ranges;
+GPU work whose launch lies in such a range is the harness's, everything else (any stream, any
+thread) is the kernel's. That is how work hidden on another stream is still counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+PREP = "kopt::prep"
+GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
+
+
+def load(path: str | Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def _is_launch(cat: str) -> bool:
+    return "runtime" in cat or "driver" in cat
+
+
+def gpu_events(trace: dict, exclude: str = PREP) -> list[dict]:
+    """GPU events not launched from inside an ``exclude`` range: name, cat, ts, dur_us, stream, args."""
+    evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    ranges = [
+        (e.get("tid"), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
+        for e in evs
+        if e.get("cat") == "user_annotation" and e.get("name") == exclude
+    ]
+    launches = {}
+    for e in evs:
+        corr = (e.get("args") or {}).get("correlation")
+        if corr is not None and _is_launch(str(e.get("cat", ""))):
+            launches[corr] = (e.get("tid"), float(e["ts"]))
+    out = []
+    for e in evs:
+        if e.get("cat") not in GPU_CATS:
+            continue
+        args = e.get("args") or {}
+        tid_ts = launches.get(args.get("correlation"))
+        if tid_ts is not None and any(tid_ts[0] == t and a <= tid_ts[1] <= b for t, a, b in ranges):
+            continue
+        out.append(
+            {
+                "name": e.get("name", "?"),
+                "cat": e["cat"],
+                "ts": float(e["ts"]),
+                "dur_us": float(e.get("dur", 0.0)),
+                "stream": args.get("stream"),
+                "args": args,
+            }
+        )
+    return out
+
+
+def per_kernel(events: list[dict], calls: int) -> list[dict]:
+    """Aggregate by name: calls per timed call, mean µs per launch, total per timed call, share."""
+    by: dict[str, dict] = {}
+    for e in events:
+        k = by.setdefault(e["name"], {"name": e["name"], "kind": e["cat"], "launches": 0, "total_us": 0.0, "args": e["args"]})
+        k["launches"] += 1
+        k["total_us"] += e["dur_us"]
+    total = sum(k["total_us"] for k in by.values()) or 1.0
+    rows = []
+    for k in sorted(by.values(), key=lambda k: -k["total_us"]):
+        a = k["args"]
+        rows.append(
+            {
+                "name": k["name"],
+                "kind": k["kind"],
+                "calls": k["launches"] / calls,
+                "mean_us": k["total_us"] / k["launches"],
+                "us_per_call": k["total_us"] / calls,
+                "share": k["total_us"] / total,
+                "registers_per_thread": a.get("registers per thread"),
+                "shared_memory_bytes": a.get("shared memory"),
+                "grid": a.get("grid"),
+                "block": a.get("block"),
+                "warps_per_sm": a.get("warps per SM"),
+                "est_achieved_occupancy_pct": a.get("est. achieved occupancy %"),
+                "streams": sorted({str(e["stream"]) for e in events if e["name"] == k["name"]}),
+            }
+        )
+    return rows
+
+
+def gpu_us_per_call(trace: dict, calls: int) -> float | None:
+    """The kernel's GPU time per call (all its kernels, memsets and copies, on every stream)."""
+    evs = gpu_events(trace)
+    total = sum(e["dur_us"] for e in evs)
+    return total / calls if evs else None
