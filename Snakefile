@@ -1,10 +1,13 @@
 # kernel-opt: the version graph. `snakemake --cores 1 results/v3/compare.json` builds, for every
-# version up to v3, correctness.{md,json}, bench.csv and compare.json. See README.md.
+# version up to v3, correctness.{md,json}, bench.csv, profile/, bottleneck.json and compare.json,
+# and results/hardware/<gpu>.json once per GPU. See README.md.
 
 
 include: "rules/common.smk"
 include: "rules/correctness.smk"
 include: "rules/bench.smk"
+include: "rules/hardware.smk"
+include: "rules/profile.smk"
 include: "rules/compare.smk"
 
 

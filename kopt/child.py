@@ -76,7 +76,54 @@ def task_bench(req: dict, progress: Progress) -> dict:
     return out
 
 
-TASKS = {"correctness": task_correctness, "bench": task_bench}
+def task_profile(req: dict, progress: Progress) -> dict:
+    from pathlib import Path
+
+    from .profiling import largest_per_class, profile_class, triton_metadata
+    from .provenance import environment
+
+    device, ref, kernel, guard = _prepare(req, progress)
+    raw = Path(req["raw_dir"])
+    raw.mkdir(parents=True, exist_ok=True)
+    items = largest_per_class(ref, req["configs_by_device"][device])
+    out = {"device": device, "env": environment(device), "classes": [], "items": items}
+    for item in items:
+        progress.start(f"config {item['key']}")
+        rec = profile_class(ref, kernel, item, device, raw, calls=int(req.get("calls", 5)))
+        guard.check(f"config {item['key']}, profiled calls")
+        progress.record({"key": item["key"], "class": item["class"]})
+        out["classes"].append(rec)
+    out["triton"] = triton_metadata(kernel, Path(req["asm_dir"]) if device == "cuda" else None)
+    return out
+
+
+def task_ncu_calls(req: dict, progress: Progress) -> dict:
+    from .profiling import ncu_calls
+
+    device, ref, kernel, _ = _prepare(req, progress)
+    progress.start("ncu calls")
+    ncu_calls(ref, kernel, req["items"], device)
+    return {"device": device}
+
+
+def task_hardware(req: dict, progress: Progress) -> dict:
+    from . import harness
+    from .hardware import measure_ceilings
+    from .provenance import environment
+
+    device = harness.select_device(req["device"])
+    progress.device(device)
+    progress.start("ceilings")
+    return {"device": device, "env": environment(device), "measured": measure_ceilings(device, int(req["runs"]))}
+
+
+TASKS = {
+    "correctness": task_correctness,
+    "bench": task_bench,
+    "profile": task_profile,
+    "ncu_calls": task_ncu_calls,
+    "hardware": task_hardware,
+}
 
 
 def main(argv: list[str]) -> None:

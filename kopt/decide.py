@@ -10,7 +10,12 @@ Pure (no torch, no I/O). Rules:
   * Decision: keep when a targeted class improved and no class regressed (an off-target improvement
     with nothing regressed is kept too); split-recommended when a targeted class improved while another
     regressed; otherwise discard (regression if a class regressed, else tie).
-  * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row.
+  * Time basis: the profiler's GPU time per config when both the best and the candidate have it
+    for every config of a class (the script's CUDA-event median otherwise). Both deltas are
+    recorded; a class where they disagree (different verdicts, or more than 5 points apart) says
+    so, and a version the script calls faster but the GPU time does not is therefore not kept.
+  * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
+    or when the best version reaches the roofline target on every class ("target reached").
 """
 
 from __future__ import annotations
@@ -31,6 +36,11 @@ class Candidate:
     target_classes: list[str] | None = None  # None = all
     hypothesis: str = ""
     files: list[str] = field(default_factory=list)
+    gpu_us: dict[str, float] = field(default_factory=dict)  # config key -> profiler GPU µs (may be empty)
+    target_reached: dict[str, bool] | None = None  # config class -> roofline target reached
+
+
+DISAGREE_PTS = 5.0
 
 
 @dataclass
@@ -95,21 +105,27 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         st.update(consecutive_regressions=0, last_small_direction={})
         return _finish(comp, st, params)
 
-    ratios: dict[str, list[float]] = {}
+    best_gpu = best.get("gpu_us") or {}
     for key, m in cand.medians.items():
         b = best["medians"][key]
-        cls = cand.class_of[key]
-        ratios.setdefault(cls, []).append(m / b)
-        comp["per_config"].append(
-            {"key": key, "class": cls, "best_us": b, "candidate_us": m, "delta_pct": (m / b - 1) * 100}
+        row = {"key": key, "class": cand.class_of[key], "best_us": b, "candidate_us": m, "delta_pct": (m / b - 1) * 100}
+        bg, cg = best_gpu.get(key), cand.gpu_us.get(key)
+        row.update(
+            best_gpu_us=bg,
+            candidate_gpu_us=cg,
+            gpu_delta_pct=(cg / bg - 1) * 100 if bg and cg else None,
         )
+        comp["per_config"].append(row)
 
     last = state["last_small_direction"]
     new_last: dict[str, int] = {}
     verdicts: dict[str, str] = {}
     for cls in _classes(cand):
         keys = [k for k in cand.medians if cand.class_of[k] == cls]
-        delta = (geomean(ratios[cls]) - 1) * 100
+        script_delta = (geomean(cand.medians[k] / best["medians"][k] for k in keys) - 1) * 100
+        use_gpu = all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
+        gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
+        delta = gpu_delta if use_gpu else script_delta
         direction = _sign(delta)
         note = None
         if abs(delta) >= params.noise_pct:
@@ -121,15 +137,30 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
             verdict = "tie"
             new_last[cls] = direction
         verdicts[cls] = verdict
+        disagreement = None
+        if use_gpu:
+            s_verdict = _plain_verdict(script_delta, params.noise_pct)
+            g_verdict = _plain_verdict(gpu_delta, params.noise_pct)
+            if s_verdict != g_verdict or abs(script_delta - gpu_delta) > DISAGREE_PTS:
+                disagreement = (
+                    f"the script's timer says {script_delta:+.2f}% ({s_verdict}) but the profiler's GPU time "
+                    f"{gpu_delta:+.2f}% ({g_verdict}); the GPU time decides"
+                )
         comp["per_class"].append(
             {
                 "class": cls,
                 "best_us": geomean(best["medians"][k] for k in keys),
                 "candidate_us": geomean(cand.medians[k] for k in keys),
+                "best_gpu_us": geomean(best_gpu[k] for k in keys) if use_gpu else None,
+                "candidate_gpu_us": geomean(cand.gpu_us[k] for k in keys) if use_gpu else None,
+                "script_delta_pct": script_delta,
+                "gpu_delta_pct": gpu_delta,
+                "basis": "profiler" if use_gpu else "script",
                 "delta_pct": delta,
                 "verdict": verdict,
                 "targeted": cand.target_classes is None or cls in cand.target_classes,
                 "note": note,
+                "disagreement": disagreement,
             }
         )
     st["last_small_direction"] = new_last
@@ -182,14 +213,29 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     return _finish(comp, st, params)
 
 
+def _plain_verdict(delta: float, noise: float) -> str:
+    return "tie" if abs(delta) < noise else ("improved" if delta < 0 else "regressed")
+
+
 def _best_of(c: Candidate) -> dict:
-    return {"version": c.version, "medians": dict(c.medians)}
+    return {
+        "version": c.version,
+        "medians": dict(c.medians),
+        "gpu_us": dict(c.gpu_us),
+        "target_reached": dict(c.target_reached) if c.target_reached is not None else None,
+    }
 
 
 def _finish(comp: dict, st: dict, params: Params) -> tuple[dict, dict]:
     n = st["consecutive_regressions"]
+    reached = (st["best"] or {}).get("target_reached")
     if n >= params.max_consecutive_regressions:
         st.update(stop=True, stop_reason=f"{n} consecutive regressions")
+    elif reached and all(reached.values()):
+        st.update(
+            stop=True,
+            stop_reason=f"target reached: {st['best']['version']} is at the roofline target on every class",
+        )
     else:
         st.update(stop=False, stop_reason=None)
     comp["best_after"] = st["best"]["version"] if st["best"] else None

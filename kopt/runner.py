@@ -77,8 +77,12 @@ def run_child(
     startup_timeout_s: float = 300.0,
     env: dict[str, str] | None = None,
     log_path: str | Path | None = None,
+    wrapper: list[str] | None = None,
 ) -> ChildOutcome:
-    """Run ``kopt.child`` ``task`` on ``request``; never raises for a failing kernel."""
+    """Run ``kopt.child`` ``task`` on ``request``; never raises for a failing kernel.
+
+    ``wrapper`` prefixes the command (a profiler such as ``ncu ...``); its output goes to the log.
+    """
     with tempfile.TemporaryDirectory(prefix="kopt-") as tmp:
         tmp = Path(tmp)
         req, out, prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
@@ -90,7 +94,7 @@ def run_child(
         child_env["PYTHONUNBUFFERED"] = "1"
         with open(log, "ab") as logf:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "kopt.child", task, str(req), str(out), str(prog)],
+                [*(wrapper or []), sys.executable, "-m", "kopt.child", task, str(req), str(out), str(prog)],
                 stdout=logf,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

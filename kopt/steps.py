@@ -127,7 +127,10 @@ BENCH_COLUMNS = [
     "n_samples",
     "gbps",
     "tflops",
+    "flops",
+    "bytes",
     "profiler_us",
+    "event_null_us",
     "device",
     "method",
     "error",
@@ -164,8 +167,8 @@ def bench(
         for r in records:
             row = {**_cfg_cols(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
             if "median_us" in r:
-                row.update({k: r.get(k) for k in ("median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops")})
-                row.update(method=r["method"], profiler_us=r.get("profiler_us"))
+                row.update({k: r.get(k) for k in ("median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
+                row.update(method=r["method"], profiler_us=r.get("profiler_us"), event_null_us=r.get("event_null_us"))
                 samples += [{"config_key": r["key"], "sample": i, "us": s} for i, s in enumerate(r["samples_us"])]
             else:
                 row["method"] = method
@@ -207,7 +210,9 @@ def _cfg_cols(item: dict) -> dict:
     return {**item["config"], "config_key": item["key"], "config_class": item["class"]}
 
 
-def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta_yaml: str, kernel: str) -> dec.Candidate:
+def candidate(
+    version: str, correctness_json: str, df: pd.DataFrame, meta_yaml: str, kernel: str, bottleneck: dict | None = None
+) -> dec.Candidate:
     corr = json.loads(Path(correctness_json).read_text())
     meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
     tc = meta.get("target_class", "all")
@@ -228,6 +233,12 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta_yaml: 
         target_classes=None if "all" in tcs else tcs,
         hypothesis=meta.get("hypothesis", ""),
         files=[kernel],
+        gpu_us={r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0}
+        if ok and "profiler_us" in df
+        else {},
+        target_reached={c["class"]: bool(c["target_reached"]) for c in bottleneck["classes"]}
+        if ok and bottleneck and bottleneck.get("status") == "ok"
+        else None,
     )
 
 
@@ -242,17 +253,24 @@ def compare(
     prev_compare: str | None,
     out_json: str,
     params: dict,
+    bottleneck_json: str | None = None,
 ) -> dict:
     ws = load_workspace(Path(target).parent, versions=False)
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
     df = pd.read_csv(bench_csv)
-    cand = candidate(version, correctness_json, df, meta_yaml, kernel)
+    bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
+    cand = candidate(version, correctness_json, df, meta_yaml, kernel, bneck)
     p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"])
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None
     comp["hypothesis"] = cand.hypothesis
     comp["target_classes"] = cand.target_classes or "all"
+    if bneck and bneck.get("status") == "ok":
+        comp["roofline"] = {
+            c["class"]: {"fraction_min": c["roofline_fraction_min"], "target_reached": c["target_reached"], "bottleneck": c["bottleneck"]}
+            for c in bneck["classes"]
+        }
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
     _write_json(out_json, _clean(comp))
     return comp

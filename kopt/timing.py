@@ -208,6 +208,8 @@ def bench_config(ref, kernel, cfg: dict, cls: str, *, tol: dict, device: str, op
     flops = getattr(ref, "flops", None)
     nbytes = getattr(ref, "bytes_moved", None)
     sec = rec["median_us"] * 1e-6
-    rec["tflops"] = float(flops(**cfg)) / sec / 1e12 if callable(flops) else None
-    rec["gbps"] = float(nbytes(**cfg)) / sec / 1e9 if callable(nbytes) else None
+    rec["flops"] = float(flops(**cfg)) if callable(flops) else None
+    rec["bytes"] = float(nbytes(**cfg)) if callable(nbytes) else None
+    rec["tflops"] = rec["flops"] / sec / 1e12 if rec["flops"] is not None else None
+    rec["gbps"] = rec["bytes"] / sec / 1e9 if rec["bytes"] is not None else None
     return rec

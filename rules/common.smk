@@ -8,6 +8,7 @@ min_version("9.0")
 
 # The package lives next to this workflow; make it importable even when not pip-installed.
 sys.path.insert(0, str(Path(workflow.basedir)))
+from kopt.hardware import detect_gpu, slug
 from kopt.settings import write_if_changed
 from kopt.workspace import WorkspaceError, load_workspace
 
@@ -53,6 +54,17 @@ def previous_compare(wildcards):
     return {"prev": f"results/v{n - 1}/compare.json"} if n > 0 else {}
 
 
+# The GPU whose ceilings the rooflines use: results/hardware/<gpu>.json, measured once per GPU.
+GPU = (
+    config["gpu"]
+    if config["gpu"] != "auto"
+    else (detect_gpu(config["device"]) or "cpu")
+)
+HARDWARE_JSON = f"results/hardware/{slug(GPU)}.json"
+REGISTRY = sorted(
+    str(p) for p in Path(workflow.basedir, "config", "hardware").glob("*.yaml")
+)
+
 # Each rule reads its settings from a file it declares as input (see kopt/settings.py).
 _run = {"device": config["device"], "timeout_s": config["timeout_s"]}
 SETTINGS = {
@@ -60,6 +72,13 @@ SETTINGS = {
     for name, value in {
         "run": _run,
         "bench": {**_run, "bench": config["bench"]},
+        "profile": {
+            **_run,
+            **config["profiler"],
+            "profiler": config["profiler"]["backend"],
+        },
+        "hardware": {**_run, "gpu": GPU, "ceiling_runs": config["ceiling_runs"]},
+        "bottleneck": {"target_fraction": config["roofline_target"]},
         "decide": {
             "noise_pct": config["noise_pct"],
             "max_consecutive_regressions": config["max_consecutive_regressions"],

@@ -9,6 +9,7 @@ rule compare:
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",
         bench="results/{version}/bench.csv",
+        bottleneck="results/{version}/bottleneck.json",
     output:
         json="results/{version}/compare.json",
     log:

@@ -11,6 +11,7 @@ comp = compare(
     meta_yaml=snakemake.input.meta,
     correctness_json=snakemake.input.correctness,
     bench_csv=snakemake.input.bench,
+    bottleneck_json=snakemake.input.bottleneck,
     prev_compare=snakemake.input.get("prev"),
     out_json=snakemake.output.json,
     params=read_settings(snakemake.input.settings),

@@ -70,7 +70,7 @@ def test_second_run_does_nothing(project):
 
 
 def test_a_broken_new_version_costs_no_earlier_result(project):
-    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/*")}
+    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/**/*") if p.is_file()}
     kernels = project / "examples" / "softmax" / "kernels"
     (kernels / "v4.py").write_text("def run_kernel(x, y):\n    raise ValueError('v4 is broken')\n")
     (kernels / "v4.yaml").write_text("parent: v1\nhypothesis: broken on purpose\n")
@@ -80,7 +80,7 @@ def test_a_broken_new_version_costs_no_earlier_result(project):
         comp = json.loads((project / "results" / "v4" / "compare.json").read_text())
         assert comp["decision"] == "discard" and comp["reason"] == "failed"
         assert "ValueError: v4 is broken" in comp["detail"]
-        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/*")}
+        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/**/*") if p.is_file()}
         assert after == before
     finally:
         (kernels / "v4.py").unlink()

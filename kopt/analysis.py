@@ -1,0 +1,277 @@
+"""Steps of the profile stage: hardware ceilings, per-version profiles, roofline and bottleneck.
+
+Like kopt.steps: plain functions of paths and settings; each reads only its declared inputs and
+writes only its outputs; a misbehaving kernel becomes data (status failed), never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from . import bottleneck as bn
+from . import hardware as hw
+from . import ncu, rocprof
+from .provenance import hashes, now
+from .roofline import point
+from .runner import run_child
+from .steps import _request, _write_json
+from .workspace import load_workspace
+
+
+class HardwareMismatch(RuntimeError):
+    pass
+
+
+def hardware(*, gpu: str, registry_dir: str, out_json: str, log: str, settings: dict) -> dict:
+    """Measure the ceilings of the GPU this job runs on (once per GPU; reused by every version)."""
+    registry = hw.load_registry(registry_dir)
+    outcome = run_child(
+        "hardware",
+        {"device": settings["device"], "runs": settings["ceiling_runs"]},
+        timeout_s=settings["timeout_s"],
+        log_path=log,
+    )
+    res = outcome.result or {}
+    env = res.get("env") or {}
+    name = env.get("gpu") or "cpu"
+    if outcome.ok and hw.slug(name) != hw.slug(gpu):
+        raise HardwareMismatch(
+            f"this job runs on '{name}' but the workflow was planned for '{gpu}' "
+            f"(results/hardware/{hw.slug(gpu)}.json): set `gpu:` in the config to the GPU the jobs run on"
+        )
+    entry = hw.match(name, registry) if name != "cpu" else None
+    measured = res.get("measured")
+    doc = {
+        "gpu": name,
+        "slug": hw.slug(gpu),
+        "device": res.get("device") or settings["device"],
+        "registry": {"name": entry["name"], "file": Path(entry["file"]).name, "figures": entry["figures"]} if entry else None,
+        "registry_note": None if entry or name == "cpu" else f"'{name}' is not in config/hardware/: measured ceilings only",
+        "measured": measured,
+        "measure_error": None if outcome.ok else outcome.error,
+        "ceilings": hw.ceilings(measured, entry),
+        "note": "CPU figures: Triton-interpreter runs are judged against the CPU's own copy/matmul rates"
+        if name == "cpu"
+        else None,
+        "provenance": {"created": now(), "env": env, "settings": settings},
+    }
+    _write_json(out_json, doc)
+    return doc
+
+
+def choose_backend(requested: str, device: str) -> str:
+    if device == "cpu":
+        return "cpu-interpreter"
+    if requested != "auto":
+        return requested
+    if shutil.which("ncu"):
+        return "ncu"
+    if shutil.which("rocprofv3"):
+        return "rocprofv3"
+    return "torch"
+
+
+def profile(
+    *, version: str, target: str, kernel: str, correctness_json: str, out_dir: str, asm_dir: str, log: str, settings: dict
+) -> dict:
+    ws = load_workspace(Path(target).parent, versions=False)
+    out, asm = Path(out_dir), Path(asm_dir)
+    raw = out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    asm.mkdir(parents=True, exist_ok=True)
+    corr = json.loads(Path(correctness_json).read_text())
+    doc: dict = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "triton": []}
+    prov = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
+    if corr["status"] != "pass":
+        doc.update(status="skipped", error=f"not profiled: correctness {corr['status']}: {corr['error']}")
+        doc["provenance"] = prov
+        _write_json(out / "profile.json", doc)
+        return doc
+    req = {**_request(ws, kernel, settings), "raw_dir": str(raw), "asm_dir": str(asm), "calls": settings["calls"]}
+    outcome = run_child("profile", req, timeout_s=settings["timeout_s"], log_path=log)
+    if not outcome.ok:
+        doc.update(status="failed", error=outcome.error)
+        doc["provenance"] = prov
+        _write_json(out / "profile.json", doc)
+        return doc
+    res = outcome.result
+    device = res["device"]
+    backend = choose_backend(settings["profiler"], device)
+    doc.update(device=device, gpu=res["env"].get("gpu"), backend=backend, triton=res["triton"])
+    classes = res["classes"]
+    for c in classes:
+        c["hottest"] = c["kernels"][0] if c.get("kernels") else None
+        c["counters"] = None
+    tool_note = None
+    if backend == "ncu":
+        tool_note = _run_ncu(req, res, classes, raw, log, settings)
+    elif backend == "rocprofv3":
+        tool_note = _run_rocprof(req, res, classes, raw, log, settings)
+    meta = {m["name"]: m for m in res["triton"]}
+    for c in classes:
+        h = c.get("hottest") or {}
+        t = meta.get(h.get("name")) or (res["triton"][0] if len(res["triton"]) == 1 else {})
+        k = c.get("counters") or {}
+        c["resources"] = {
+            "registers_per_thread": k.get("registers_per_thread") or h.get("registers_per_thread") or t.get("n_regs"),
+            "spills": t.get("n_spills"),
+            "shared_memory_bytes": k.get("shared_memory_per_block_bytes")
+            if k.get("shared_memory_per_block_bytes") is not None
+            else (h.get("shared_memory_bytes") if h.get("shared_memory_bytes") is not None else t.get("shared_bytes")),
+            "warps": t.get("num_warps") or k.get("warps_per_block"),
+            "stages": t.get("num_stages"),
+        }
+    doc["classes"] = classes
+    doc["tool_note"] = tool_note
+    doc["raw_files"] = sorted(p.name for p in raw.iterdir())
+    doc["asm_files"] = sorted(p.name for p in asm.iterdir())
+    doc["provenance"] = {**prov, "env": res["env"]}
+    _write_json(out / "profile.json", doc)
+    return doc
+
+
+def _run_ncu(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
+    names = sorted({c["hottest"]["name"] for c in classes if c.get("hottest")})
+    regex = "|".join(re.escape(n) for n in names) or None
+    csv_path = raw / "ncu_details.csv"
+    wrapper = ncu.command(settings.get("ncu", "ncu"), str(csv_path), regex)
+    (raw / "ncu_command.txt").write_text(" ".join(wrapper) + " python -m kopt.child ncu_calls ...\n")
+    outcome = run_child(
+        "ncu_calls", {**req, "items": res["items"]}, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
+    )
+    if not outcome.ok:
+        return f"Nsight Compute run failed ({outcome.error}); torch.profiler figures only"
+    try:
+        launches = ncu.parse(csv_path.read_text())
+    except (OSError, ValueError) as e:
+        return f"Nsight Compute output unreadable ({e}); torch.profiler figures only"
+    n = len(classes)
+    if not launches or len(launches) % n:
+        return f"Nsight Compute profiled {len(launches)} launches for {n} classes; not assigned to classes"
+    per = len(launches) // n
+    for i, c in enumerate(classes):
+        mine = launches[i * per : (i + 1) * per]
+        c["counters"] = max(mine, key=lambda ln: ln.get("duration_us") or 0.0)
+        c["ncu_launches"] = len(mine)
+    return None
+
+
+def _run_rocprof(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
+    out = raw / "rocprofv3"
+    wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(out), settings.get("pmc") or None)
+    outcome = run_child("ncu_calls", {**req, "items": res["items"]}, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper)
+    if not outcome.ok:
+        return f"rocprofv3 run failed ({outcome.error}); torch.profiler figures only"
+    traces = sorted(out.rglob("*kernel_trace.csv"))
+    if not traces:
+        return "rocprofv3 wrote no kernel_trace.csv; torch.profiler figures only"
+    kernels = rocprof.parse_kernel_trace(traces[0].read_text())
+    for c in classes:
+        h = (c.get("hottest") or {}).get("name")
+        match = next((k for k in kernels if k["name"] == h), kernels[0] if kernels else None)
+        c["amd_resources"] = match
+    return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name"
+
+
+def _config_peak(ceil: dict, cfg: dict) -> float | None:
+    dt = hw.DTYPE_PEAK.get(str(cfg.get("dtype", "float32")), "fp32")
+    return ceil["compute_tflops"].get(dt)
+
+
+def bottleneck(
+    *, version: str, profile_json: str, bench_csv: str, hardware_json: str, out_json: str, settings: dict
+) -> dict:
+    prof = json.loads(Path(profile_json).read_text())
+    hwd = json.loads(Path(hardware_json).read_text())
+    ceil = hwd["ceilings"]
+    df = pd.read_csv(bench_csv)
+    target = settings["target_fraction"]
+    doc: dict = {
+        "version": version,
+        "status": "ok",
+        "gpu": hwd["gpu"],
+        "ceilings": ceil,
+        "target_fraction": target,
+        "classes": [],
+        "provenance": {"created": now(), "settings": settings},
+    }
+    if prof["status"] != "ok" or (df["status"] != "ok").any():
+        doc.update(status="skipped", reason=prof.get("error") or "benchmark did not pass")
+        _write_json(out_json, doc)
+        return doc
+    cfg_cols = [c for c in df.columns if c not in ("config_key", "config_class") and c not in _BENCH_ONLY]
+    prof_by_class = {c["class"]: c for c in prof["classes"]}
+    for cls, rows in df.groupby("config_class", sort=False):
+        points = []
+        for r in rows.itertuples():
+            cfg = {c: getattr(r, c) for c in cfg_cols}
+            gpu_us = r.profiler_us if pd.notna(r.profiler_us) else None
+            t = gpu_us or r.median_us
+            p = point(
+                flops=r.flops if pd.notna(r.flops) else None,
+                nbytes=r.bytes if pd.notna(r.bytes) else None,
+                time_us=float(t),
+                peak_tflops=_config_peak(ceil, cfg),
+                peak_gbps=ceil["memory_gbps"],
+                target_fraction=target,
+            )
+            p.update(config_key=r.config_key, time_basis="profiler" if gpu_us else "script")
+            points.append(p)
+        pc = prof_by_class.get(cls, {})
+        fracs = [p["fraction"] for p in points if p["fraction"] is not None]
+        worst = min(fracs) if fracs else None
+        k = pc.get("counters")
+        if k and k.get("sm_throughput_pct") is not None and k.get("memory_throughput_pct") is not None:
+            verdict = bn.classify_counters(
+                sm_pct=k["sm_throughput_pct"],
+                mem_pct=k["memory_throughput_pct"],
+                theoretical_occupancy_pct=k.get("theoretical_occupancy_pct"),
+                occupancy_limiter=k.get("occupancy_limiter"),
+                waves_per_sm=k.get("waves_per_sm"),
+            )
+        else:
+            profiled = next((p for p in points if p["config_key"] == pc.get("key")), points[-1])
+            verdict = bn.classify_roofline(fraction=profiled["fraction"], side=profiled["side"])
+        doc["classes"].append(
+            {
+                "class": cls,
+                "bottleneck": verdict["class"],
+                "evidence": verdict["evidence"],
+                "why": verdict["why"],
+                "numbers": verdict["numbers"],
+                "hottest_kernel": (pc.get("hottest") or {}).get("name"),
+                "profiled_config": pc.get("key"),
+                "roofline": points,
+                "roofline_fraction_min": worst,
+                "target_reached": worst is not None and worst >= target,
+                "next_directions": bn.next_directions(verdict["class"], "triton"),
+                "rules": (k or {}).get("rules", []),
+                "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
+            }
+        )
+    doc["target_reached_all"] = bool(doc["classes"]) and all(c["target_reached"] for c in doc["classes"])
+    _write_json(out_json, doc)
+    return doc
+
+
+_BENCH_ONLY = {
+    "status",
+    "median_us",
+    "p20_us",
+    "p80_us",
+    "n_samples",
+    "gbps",
+    "tflops",
+    "flops",
+    "bytes",
+    "profiler_us",
+    "event_null_us",
+    "device",
+    "method",
+    "error",
+}

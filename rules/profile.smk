@@ -1,0 +1,36 @@
+rule profile:
+    """One profiled run per config class: torch.profiler, plus Nsight Compute or rocprofv3."""
+    input:
+        settings=SETTINGS["profile"],
+        kernel=kernel_of,
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
+        correctness="results/{version}/correctness.json",
+    output:
+        profile=directory("results/{version}/profile"),
+        asm=directory("results/{version}/asm"),
+    log:
+        "results/logs/{version}/profile.log",
+    conda:
+        "../envs/kopt.yaml"
+    resources:
+        gpu=1,
+    script:
+        "../scripts/profile.py"
+
+
+rule bottleneck:
+    """Roofline per config and the bottleneck per config class, with next directions."""
+    input:
+        settings=SETTINGS["bottleneck"],
+        profile="results/{version}/profile",
+        bench="results/{version}/bench.csv",
+        hardware=HARDWARE_JSON,
+    output:
+        json="results/{version}/bottleneck.json",
+    log:
+        "results/logs/{version}/bottleneck.log",
+    conda:
+        "../envs/kopt.yaml"
+    script:
+        "../scripts/bottleneck.py"

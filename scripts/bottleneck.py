@@ -1,0 +1,17 @@
+"""Rule `bottleneck`: unpack snakemake, call kopt.analysis.bottleneck."""
+
+from kopt.analysis import bottleneck
+from kopt.settings import read as read_settings
+from kopt.steps import redirect_log
+
+redirect_log(snakemake.log[0])
+doc = bottleneck(
+    version=snakemake.wildcards.version,
+    profile_json=f"{snakemake.input.profile}/profile.json",
+    bench_csv=snakemake.input.bench,
+    hardware_json=snakemake.input.hardware,
+    out_json=snakemake.output.json,
+    settings=read_settings(snakemake.input.settings),
+)
+for c in doc["classes"]:
+    print(f"{doc['version']} {c['class']}: {c['bottleneck']} ({c['evidence']}): {c['why']}")

@@ -1,0 +1,18 @@
+"""Rule `profile`: unpack snakemake, call kopt.analysis.profile."""
+
+from kopt.analysis import profile
+from kopt.settings import read as read_settings
+from kopt.steps import redirect_log
+
+redirect_log(snakemake.log[0])
+doc = profile(
+    version=snakemake.wildcards.version,
+    target=snakemake.input.target,
+    kernel=snakemake.input.kernel,
+    correctness_json=snakemake.input.correctness,
+    out_dir=snakemake.output.profile,
+    asm_dir=snakemake.output.asm,
+    log=snakemake.log[0],
+    settings=read_settings(snakemake.input.settings),
+)
+print(f"{snakemake.wildcards.version}: profile {doc['status']} ({doc['backend']})" + (f": {doc['error']}" if doc["error"] else ""))
