@@ -112,11 +112,10 @@ def profile(
         tool_note = _run_ncu(req, res, classes, raw, log, settings)
     elif backend == "rocprofv3":
         tool_note = _run_rocprof(req, res, classes, raw, log, settings)
-    meta = {m["name"]: m for m in res["triton"]}
     for c in classes:
         h = c.get("hottest") or {}
-        t = meta.get(h.get("name")) or (res["triton"][0] if len(res["triton"]) == 1 else {})
         k = c.get("counters") or {}
+        t = _triton_spec(res["triton"], h, k)
         c["resources"] = {
             "registers_per_thread": k.get("registers_per_thread") or h.get("registers_per_thread") or t.get("n_regs"),
             "spills": t.get("n_spills"),
@@ -133,6 +132,21 @@ def profile(
     doc["provenance"] = {**prov, "env": res["env"]}
     _write_json(out / "profile.json", doc)
     return doc
+
+
+def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
+    """The compiled specialisation that ran: same name, and the launch's warps and registers."""
+    same = [m for m in specs if m["name"] == hottest.get("name")] or (specs if len(specs) == 1 else [])
+    block = hottest.get("block") or []
+    threads = 1
+    for b in block:
+        threads *= int(b)
+    regs = counters.get("registers_per_thread") or hottest.get("registers_per_thread")
+
+    def score(m):
+        return (m.get("num_warps") is not None and m["num_warps"] * 32 == threads) + (m.get("n_regs") == regs)
+
+    return max(same, key=score) if same else {}
 
 
 def _run_ncu(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:

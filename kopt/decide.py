@@ -47,6 +47,9 @@ DISAGREE_PTS = 5.0
 class Params:
     noise_pct: float = 1.0
     max_consecutive_regressions: int = 5
+    # a sub-noise change counts toward "twice in a row" only from this size on (the measured
+    # rerun spread): without it +0.01% then +0.02% would make a regression
+    trend_floor_pct: float = 0.0
 
 
 def initial_state() -> dict:
@@ -130,6 +133,9 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         note = None
         if abs(delta) >= params.noise_pct:
             verdict = "improved" if delta < 0 else "regressed"
+        elif abs(delta) < params.trend_floor_pct:
+            verdict = "tie"
+            note = f"under the {params.trend_floor_pct:g}% trend floor: does not count toward twice in a row"
         elif direction != 0 and last.get(cls) == direction:
             verdict = "improved" if delta < 0 else "regressed"
             note = f"below the {params.noise_pct:g}% noise threshold, but the same direction twice in a row"

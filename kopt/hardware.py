@@ -125,6 +125,41 @@ def detect_gpu(device: str = "auto") -> str | None:
     return amd[0] if amd else None
 
 
+def _machine_key() -> str:
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = "?"
+    import platform
+
+    return f"{platform.node()}|{boot}|{os.environ.get('CUDA_VISIBLE_DEVICES', '')}"
+
+
+def detect_gpu_cached(device: str, cache: str | Path) -> str | None:
+    """detect_gpu, remembered per machine boot (and CUDA_VISIBLE_DEVICES) in ``cache``: when
+    /proc/driver/nvidia is not readable (containers), nvidia-smi costs a good part of a second on
+    every Snakemake start. Another node, or a reboot, detects again."""
+    import json
+
+    if device == "cpu":
+        return None
+    p, key = Path(cache), _machine_key()
+    try:
+        known = json.loads(p.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if key in known:
+        return known[key]
+    name = detect_gpu(device)
+    known[key] = name
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(known, indent=1) + "\n")
+    except OSError:
+        pass
+    return name
+
+
 # --- measurement (child process; torch) -------------------------------------------------------
 
 

@@ -260,7 +260,7 @@ def compare(
     df = pd.read_csv(bench_csv)
     bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
     cand = candidate(version, correctness_json, df, meta_yaml, kernel, bneck)
-    p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"])
+    p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"], params.get("trend_floor_pct", 0.0))
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None

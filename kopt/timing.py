@@ -110,8 +110,8 @@ def _samples_cpu(kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: s
 def profiled_calls(kernel, case: Case, calls: int, trace_path: str, flush: bool = True) -> dict:
     """Run ``calls`` timed-loop iterations under torch.profiler and return the Chrome trace.
 
-    Each iteration is what the timer does: poison the outputs and flush L2 (inside ``kopt::prep``
-    ranges, which torchtrace leaves out), then one call, then a device-wide sync. The trace is
+    Each iteration is what the timer does: poison the outputs, flush L2 and spin (inside
+    ``kopt::prep`` ranges, which torchtrace leaves out), then one call, then a device-wide sync. The trace is
     written to ``trace_path`` (kept as the raw profiler output where the caller wants it).
     """
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -126,6 +126,7 @@ def profiled_calls(kernel, case: Case, calls: int, trace_path: str, flush: bool 
                 poison_outputs(case)
                 if cache is not None:
                     cache.zero_()
+                torch.cuda._sleep(SPIN_CYCLES)  # as in the timed loop: the flush drains before the call
             with record_function("kopt::call"):
                 _call(kernel, case)
             torch.cuda.synchronize()

@@ -8,7 +8,7 @@ min_version("9.0")
 
 # The package lives next to this workflow; make it importable even when not pip-installed.
 sys.path.insert(0, str(Path(workflow.basedir)))
-from kopt.hardware import detect_gpu, slug
+from kopt.hardware import detect_gpu_cached, slug
 from kopt.settings import write_if_changed
 from kopt.workspace import WorkspaceError, load_workspace
 
@@ -58,7 +58,7 @@ def previous_compare(wildcards):
 GPU = (
     config["gpu"]
     if config["gpu"] != "auto"
-    else (detect_gpu(config["device"]) or "cpu")
+    else (detect_gpu_cached(config["device"], "results/settings/gpu.json") or "cpu")
 )
 HARDWARE_JSON = f"results/hardware/{slug(GPU)}.json"
 REGISTRY = sorted(
@@ -81,6 +81,7 @@ SETTINGS = {
         "bottleneck": {"target_fraction": config["roofline_target"]},
         "decide": {
             "noise_pct": config["noise_pct"],
+            "trend_floor_pct": config["trend_floor_pct"],
             "max_consecutive_regressions": config["max_consecutive_regressions"],
         },
     }.items()

@@ -104,3 +104,20 @@ def test_malformed_config_names_the_field(project):
     p = snakemake(project, "-n", config=["noise_pct=-1"])
     assert p.returncode != 0
     assert "noise_pct" in p.stdout + p.stderr
+
+
+def test_profiles_and_bottlenecks_are_labelled_cpu(project):
+    hwj = json.loads((project / "results" / "hardware" / "cpu.json").read_text())
+    assert hwj["gpu"] == "cpu" and hwj["ceilings"]["memory_gbps"] > 0 and hwj["ceilings"]["basis"]["memory"] == "measured"
+    for v in VERSIONS:
+        prof = json.loads((project / "results" / v / "profile" / "profile.json").read_text())
+        assert prof["status"] == "ok" and prof["backend"] == "cpu-interpreter"
+        assert {c["class"] for c in prof["classes"]} == {"N=256", "N=2048", "N=16384"}
+        assert all("not GPU performance" in c["note"] for c in prof["classes"])
+        bneck = json.loads((project / "results" / v / "bottleneck.json").read_text())
+        for c in bneck["classes"]:
+            assert c["evidence"] == "roofline-only" and c["next_directions"]
+            assert all(p["time_basis"] == "script" for p in c["roofline"])
+        comp = json.loads((project / "results" / v / "compare.json").read_text())
+        assert set(comp["roofline"]) == {"N=256", "N=2048", "N=16384"}
+        assert all(r["basis"] == "script" for r in comp["per_class"])
