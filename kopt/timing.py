@@ -127,7 +127,7 @@ def profiled_calls(kernel, case: Case, calls: int, trace_path: str, flush: bool 
                 if cache is not None:
                     cache.zero_()
                 torch.cuda._sleep(SPIN_CYCLES)  # as in the timed loop: the flush drains before the call
-            with record_function("kopt::call"):
+            with record_function(torchtrace.CALL):
                 _call(kernel, case)
             torch.cuda.synchronize()
     prof.export_chrome_trace(trace_path)
@@ -184,7 +184,7 @@ def bench_config(ref, kernel, cfg: dict, cls: str, *, tol: dict, device: str, op
         from . import torchtrace
 
         rec["event_null_us"] = _null_event_us()
-        calls = int(opts.get("profile_calls", 20))
+        calls = int(opts.get("profile_calls", 50))
         try:
             with tempfile.TemporaryDirectory() as tmp:
                 trace = profiled_calls(kernel, case, calls, f"{tmp}/trace.json", flush=bool(opts["flush_l2"]))

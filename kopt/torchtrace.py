@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 PREP = "kopt::prep"
+CALL = "kopt::call"
 GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
 
 
@@ -95,8 +96,39 @@ def per_kernel(events: list[dict], calls: int) -> list[dict]:
     return rows
 
 
-def gpu_us_per_call(trace: dict, calls: int) -> float | None:
-    """The kernel's GPU time per call (all its kernels, memsets and copies, on every stream)."""
+def per_call_us(trace: dict, calls: int) -> list[float]:
+    """GPU µs of each call: the kernel's work launched inside the i-th ``kopt::call`` range; work
+    launched elsewhere (another thread, after the range) is spread evenly over the calls."""
     evs = gpu_events(trace)
-    total = sum(e["dur_us"] for e in evs)
-    return total / calls if evs else None
+    ranges = sorted(
+        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e.get("tid"))
+        for e in trace.get("traceEvents", [])
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name") == CALL
+    )
+    launches = {}
+    for e in trace.get("traceEvents", []):
+        corr = (e.get("args") or {}).get("correlation")
+        if corr is not None and e.get("ph") == "X" and _is_launch(str(e.get("cat", ""))):
+            launches[corr] = (e.get("tid"), float(e["ts"]))
+    if len(ranges) != calls:
+        total = sum(e["dur_us"] for e in evs)
+        return [total / calls] * calls
+    per, spread = [0.0] * calls, 0.0
+    for e in evs:
+        where = launches.get(e["args"].get("correlation"))
+        i = next((i for i, (a, b, t) in enumerate(ranges) if where and where[0] == t and a <= where[1] <= b), None)
+        if i is None:
+            spread += e["dur_us"]
+        else:
+            per[i] += e["dur_us"]
+    return [x + spread / calls for x in per]
+
+
+def gpu_us_per_call(trace: dict, calls: int) -> float | None:
+    """The kernel's GPU time per call: the median over calls of all its kernels, memsets and
+    copies, on every stream (the median, like the timer's, so one disturbed call does not move it)."""
+    if not gpu_events(trace):
+        return None
+    xs = sorted(per_call_us(trace, calls))
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
