@@ -193,17 +193,26 @@ def measure_ceilings(device: str, runs: int = 10) -> dict:
                 out.append(time.perf_counter() - t0)
         return out
 
-    res: dict = {"device": device, "runs": runs, "copy": None, "matmul": {}}
+    res: dict = {"device": device, "runs": runs, "copy": None, "copy_methods": {}, "matmul": {}}
     n_bytes = (1 << 30) if device == "cuda" else (64 << 20)
-    src = torch.empty(n_bytes, dtype=torch.uint8, device=device).fill_(1)
+    src = torch.ones(n_bytes // 4, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)
-    secs = timed(lambda: dst.copy_(src))
-    res["copy"] = {
-        "bytes": 2 * n_bytes,
-        "gbps": 2 * n_bytes / _median(secs) / 1e9,
-        "samples_gbps": [2 * n_bytes / s / 1e9 for s in secs],
-        "method": "torch copy_ (device to device), bytes read + written",
+    # Two ways of moving the bytes; the ceiling is the faster (the first alone measured 2.87 TB/s
+    # on the H100 while a Triton softmax moved 2.99 TB/s).
+    methods = {
+        "memcpy": ("torch copy_ (cudaMemcpyAsync device to device)", lambda: dst.copy_(src)),
+        "elementwise": ("torch.mul(src, 1, out=dst) (vectorized elementwise kernel)", lambda: torch.mul(src, 1.0, out=dst)),
     }
+    for key, (label, fn) in methods.items():
+        secs = timed(fn)
+        res["copy_methods"][key] = {
+            "bytes": 2 * n_bytes,
+            "gbps": 2 * n_bytes / _median(secs) / 1e9,
+            "samples_gbps": [2 * n_bytes / s / 1e9 for s in secs],
+            "method": f"{label}, bytes read + written",
+        }
+    best = max(res["copy_methods"], key=lambda k: res["copy_methods"][k]["gbps"])
+    res["copy"] = {**res["copy_methods"][best], "best_of": sorted(res["copy_methods"])}
     del src, dst
     n = 8192 if device == "cuda" else 512
     plans = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
