@@ -117,6 +117,7 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
             best_gpu_us=bg,
             candidate_gpu_us=cg,
             gpu_delta_pct=(cg / bg - 1) * 100 if bg and cg else None,
+            timers_differ_pct=(cg / m - 1) * 100 if cg else None,
         )
         comp["per_config"].append(row)
 
@@ -144,6 +145,12 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
             new_last[cls] = direction
         verdicts[cls] = verdict
         disagreement = None
+        differ = [k for k in keys if cand.gpu_us.get(k) and abs(cand.gpu_us[k] / cand.medians[k] - 1) * 100 > DISAGREE_PTS]
+        if differ:
+            disagreement = (
+                f"the profiler's GPU time and the script's median differ by more than {DISAGREE_PTS:g}% on "
+                f"{differ}; the GPU time decides"
+            )
         if use_gpu:
             s_verdict = _plain_verdict(script_delta, params.noise_pct)
             g_verdict = _plain_verdict(gpu_delta, params.noise_pct)
@@ -151,7 +158,7 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
                 disagreement = (
                     f"the script's timer says {script_delta:+.2f}% ({s_verdict}) but the profiler's GPU time "
                     f"{gpu_delta:+.2f}% ({g_verdict}); the GPU time decides"
-                )
+                ) + (f"; {disagreement}" if disagreement else "")
         comp["per_class"].append(
             {
                 "class": cls,

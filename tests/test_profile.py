@@ -261,3 +261,12 @@ def test_gpu_time_is_the_median_over_calls():
     per = torchtrace.per_call_us(trace, 5)
     assert len(per) == 5 and all(300 < x < 420 for x in per)
     assert torchtrace.gpu_us_per_call(trace, 5) == pytest.approx(sorted(per)[2])
+
+
+def test_timers_that_differ_by_more_than_5pct_are_flagged():
+    comps, _ = dec.fold([_cand("v0", {"a": 100.0}, {"a": 99.0}), _cand("v1", {"a": 90.0}, {"a": 95.0})], dec.Params())
+    row, cls = comps[1]["per_config"][0], comps[1]["per_class"][0]
+    assert row["timers_differ_pct"] == pytest.approx(5.555, abs=1e-3)
+    assert "differ by more than 5%" in cls["disagreement"]
+    comps, _ = dec.fold([_cand("v0", {"a": 100.0}, {"a": 99.0}), _cand("v1", {"a": 90.0}, {"a": 89.0})], dec.Params())
+    assert comps[1]["per_class"][0]["disagreement"] is None
