@@ -9,9 +9,16 @@ include: "rules/bench.smk"
 include: "rules/hardware.smk"
 include: "rules/profile.smk"
 include: "rules/compare.smk"
+include: "rules/baseline.smk"
+include: "rules/report.smk"
+
+
+report: "report/workflow.rst"
 
 
 rule all:
     default_target: True
     input:
         f"results/{LAST}/compare.json",
+        "results/env_check.md",
+        "results/performance.md",

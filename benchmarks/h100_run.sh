@@ -19,10 +19,10 @@ if [ "$phase" = graph ]; then
     ncu --version
   } > "$OUT/machine.txt" 2>&1
   rm -rf results
-  run python3 -m snakemake --cores 1 results/v3/compare.json > "$OUT/snakemake.log" 2>&1
+  run python3 -m snakemake --cores 1 > "$OUT/snakemake.log" 2>&1  # all: compare.json of v3, env_check, reports
   echo "graph exit: $?" >> "$OUT/snakemake.log"
   run python3 benchmarks/graph_overhead.py > "$OUT/overhead.txt" 2>&1
-  python3 -X importtime -m snakemake --cores 1 2> "$OUT/importtime.txt" > /dev/null
+  python3 -m snakemake --report results/report.html > "$OUT/report.log" 2>&1
   tar czf "$OUT/results.tgz" results/
   tail -n 3 "$OUT/snakemake.log" "$OUT/overhead.txt"
 else

@@ -216,6 +216,9 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
                     "class": worst["class"],
                     "best_us": worst["best_us"],
                     "candidate_us": worst["candidate_us"],
+                    "best_gpu_us": worst["best_gpu_us"],
+                    "candidate_gpu_us": worst["candidate_gpu_us"],
+                    "basis": worst["basis"],
                     "delta_pct": worst["delta_pct"],
                 }
             ]

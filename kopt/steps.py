@@ -28,10 +28,10 @@ def _items(ws: Workspace, configs: list[dict]) -> list[dict]:
     ]
 
 
-def _request(ws: Workspace, kernel: str, params: dict) -> dict:
+def _request(ws: Workspace, kernel: str, params: dict, impl: str | None = None) -> dict:
     return {
         "ref": str(ws.ref),
-        "kernel": str(kernel),
+        "kernel": f"torch:{impl}" if impl else str(kernel),
         "device": params.get("device", "auto"),
         "seeds": ws.seeds,
         "configs_by_device": {"cpu": _items(ws, ws.cpu_configs), "cuda": _items(ws, ws.configs)},
@@ -65,10 +65,11 @@ def _merge(outcome, request: dict) -> tuple[str, list[dict], str | None, dict | 
 
 
 def correctness(
-    *, version: str, target: str, kernel: str, out_json: str, out_md: str, log: str, params: dict
+    *, version: str, target: str, kernel: str, out_json: str, out_md: str, log: str, params: dict, impl: str | None = None
 ) -> dict:
+    """``impl`` (eager / compile) checks the torch baseline instead; ``kernel`` is then ref.py."""
     ws = load_workspace(Path(target).parent, versions=False)
-    req = _request(ws, kernel, params)
+    req = _request(ws, kernel, params, impl)
     outcome = run_child(
         "correctness", req, timeout_s=params["timeout_s"], log_path=log
     )
@@ -131,6 +132,8 @@ BENCH_COLUMNS = [
     "bytes",
     "profiler_us",
     "event_null_us",
+    "sm_clock_mhz",
+    "throttled",
     "device",
     "method",
     "error",
@@ -148,10 +151,11 @@ def bench(
     out_meta: str,
     log: str,
     params: dict,
+    impl: str | None = None,
 ) -> pd.DataFrame:
     ws = load_workspace(Path(target).parent, versions=False)
     corr = json.loads(Path(correctness_json).read_text())
-    req = _request(ws, kernel, params)
+    req = _request(ws, kernel, params, impl)
     device = corr["device"]
     method = "cpu-interpreter" if device == "cpu" else "cuda-events"
     rows, samples, env, child = [], [], corr["provenance"].get("env"), "not run"
@@ -169,6 +173,7 @@ def bench(
             if "median_us" in r:
                 row.update({k: r.get(k) for k in ("median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
                 row.update(method=r["method"], profiler_us=r.get("profiler_us"), event_null_us=r.get("event_null_us"))
+                row.update(sm_clock_mhz=r.get("sm_clock_mhz"), throttled=r.get("throttled"))
                 samples += [{"config_key": r["key"], "sample": i, "us": s} for i, s in enumerate(r["samples_us"])]
             else:
                 row["method"] = method

@@ -22,6 +22,7 @@ import time
 import numpy as np
 import torch
 
+from . import nvml
 from .harness import Case, Guard, make_case, outputs_close, poison_outputs, seed_for, sync
 from .variants import KernelFault
 from .workspace import config_key
@@ -35,6 +36,7 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 # GPU drains its queue (poison + flush) faster than Python launches the kernel, the host's launch
 # latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz.
 SPIN_CYCLES = 500_000
+THROTTLE_FRACTION = 0.75
 
 
 def _call(kernel, case: Case) -> None:
@@ -55,7 +57,17 @@ def _verify(case: Case, tol: dict, guard: Guard, where: str) -> None:
         )
 
 
-def _samples_cuda(kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: str) -> list[float]:
+def _bus_id() -> str | None:
+    try:
+        p = torch.cuda.get_device_properties(0)
+        return f"{p.pci_domain_id:08x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
+    except Exception:  # noqa: BLE001 - older torch: NVML index 0
+        return None
+
+
+def _samples_cuda(
+    kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: str, clocks: list[int]
+) -> list[float]:
     cache = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if opts["flush_l2"] else None
     # warm-up: compile, then estimate the per-call time
     t0 = _perf_counter()
@@ -76,6 +88,7 @@ def _samples_cuda(kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: 
     est_ms = max(est[0].elapsed_time(est[1]) / 5, 1e-4)
     n = int(min(opts["max_samples"], max(opts["min_samples"], math.ceil(opts["rep_ms"] / est_ms))))
     samples = []
+    bus = _bus_id()
     for i in range(n):
         poison_outputs(case)
         if cache is not None:
@@ -85,6 +98,10 @@ def _samples_cuda(kernel, case: Case, tol: dict, opts: dict, guard: Guard, key: 
         start.record()
         _call(kernel, case)
         end.record()
+        if i % 10 == 0:  # the GPU is busy with the spin and the call: its clock under load
+            clk = nvml.sm_clock_mhz(bus)
+            if clk is not None:
+                clocks.append(clk)
         torch.cuda.synchronize()  # device-wide: every stream's work must be done before the check
         _verify(case, tol, guard, f"config {key}, timed call {i}")
         samples.append(start.elapsed_time(end) * 1e3)
@@ -151,7 +168,8 @@ def bench_config(ref, kernel, cfg: dict, cls: str, *, tol: dict, device: str, op
     key = config_key(cfg)
     case = make_case(ref, cfg, seed_for(key, 1000), device)
     if device == "cuda":
-        samples = _samples_cuda(kernel, case, tol, opts, guard, key)
+        clocks: list[int] = []
+        samples = _samples_cuda(kernel, case, tol, opts, guard, key, clocks)
         method = "cuda-events" + ("+l2-flush" if opts["flush_l2"] else "")
     else:
         samples = _samples_cpu(kernel, case, tol, opts, guard, key)
@@ -168,6 +186,13 @@ def bench_config(ref, kernel, cfg: dict, cls: str, *, tol: dict, device: str, op
         "method": method,
         "samples_us": [round(s, 4) for s in samples],
     }
+    if device == "cuda":
+        max_clk = nvml.sm_clock_mhz(_bus_id(), maximum=True)
+        med_clk = float(np.median(clocks)) if clocks else None
+        rec["sm_clock_mhz"] = med_clk
+        rec["sm_clock_max_mhz"] = max_clk
+        # a clock under 75% of its maximum while the kernel runs: the figures are throttled
+        rec["throttled"] = bool(med_clk is not None and max_clk and med_clk < THROTTLE_FRACTION * max_clk)
     # Fresh values in the same buffers: a kernel that caches results by buffer must fail here.
     fresh = make_case(ref, cfg, seed_for(key, 2000), device)
     for k, v in fresh.inputs.items():

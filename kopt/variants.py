@@ -58,3 +58,18 @@ def load_reference(path: str | Path):
         if not callable(getattr(mod, fn, None)):
             raise KernelFault(f"{path}: defines no {fn}() function")
     return mod
+
+
+BASELINES = ("eager", "compile")
+
+
+def torch_baseline(ref, impl: str) -> Callable[..., None]:
+    """The reference itself as a kernel: ``eager`` (plain PyTorch) or ``compile`` (torch.compile),
+    timed by the same harness as the variants, for the reports' "against torch" columns."""
+    if impl == "eager":
+        return ref.reference
+    if impl == "compile":
+        import torch
+
+        return torch.compile(ref.reference)
+    raise KernelFault(f"unknown torch baseline '{impl}' (known: {list(BASELINES)})")

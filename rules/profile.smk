@@ -16,7 +16,7 @@ rule profile:
     resources:
         gpu=1,
     script:
-        "../scripts/profile.py"
+        "../scripts/profile_rule.py"
 
 
 rule bottleneck:
@@ -33,4 +33,4 @@ rule bottleneck:
     conda:
         "../envs/kopt.yaml"
     script:
-        "../scripts/bottleneck.py"
+        "../scripts/bottleneck_rule.py"

@@ -27,11 +27,11 @@ def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
 def project(tmp_path_factory) -> Path:
     """A copy of the workflow and the example, with the graph built once."""
     dst = tmp_path_factory.mktemp("project")
-    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt"):
+    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt", "report"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
     shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")
-    p = snakemake(dst, "results/v3/compare.json")
+    p = snakemake(dst)  # the default target: compare.json of v3, env_check.md and the reports
     assert p.returncode == 0, p.stdout + p.stderr
     return dst
 
@@ -121,3 +121,58 @@ def test_profiles_and_bottlenecks_are_labelled_cpu(project):
         comp = json.loads((project / "results" / v / "compare.json").read_text())
         assert set(comp["roofline"]) == {"N=256", "N=2048", "N=16384"}
         assert all(r["basis"] == "script" for r in comp["per_class"])
+
+
+def _fmt(x):
+    from kopt.render import fmt
+
+    return fmt(x)
+
+
+def test_reports_hold_baseline_and_kept_rows_only(project):
+    from kopt.decide import geomean
+
+    res = project / "results"
+    perf = (res / "performance.md").read_text()
+    table = perf.split("## Per config class")[0]
+    rows = [ln for ln in table.splitlines() if ln.startswith("| 20")]
+    comps = {v: json.loads((res / v / "compare.json").read_text()) for v in VERSIONS}
+    kept = [v for v in VERSIONS if comps[v]["decision"] in ("baseline", "keep")]
+    assert [r.split("|")[2].strip() for r in rows] == kept
+    for r in rows:
+        v = r.split("|")[2].strip()
+        df = pd.read_csv(res / v / "bench.csv")
+        # the script µs column is the geometric mean of the version's medians in bench.csv
+        assert f"| {_fmt(geomean(df['median_us']))} |" in r
+        assert comps[v]["provenance"]["kernel_sha256"][:12] in r
+    for v in VERSIONS:
+        if v not in kept:
+            assert not any(f"| {v} |" in ln for ln in table.splitlines())
+    assert "cpu-interpreter" in perf
+
+
+def test_final_report_and_benchmark(project):
+    res = project / "results"
+    final = (res / "final_report.md").read_text()
+    for v in VERSIONS:
+        assert f"| {v} |" in final.split("## The path")[1].split("## Speedup")[0]
+    assert "plots/roofline.png" in final and "not GPU performance" in final
+    bench = (res / "benchmark.md").read_text()
+    eager = pd.read_csv(res / "baselines" / "eager" / "bench.csv")
+    assert (eager["status"] == "ok").all()
+    for r in eager.itertuples():
+        assert f"| {r.config_key} |" in bench and f"| {_fmt(float(r.median_us))} |" in bench
+    for png in ("roofline.png", "speedup.png", "class_N_256.png"):
+        assert (res / "plots" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    env = (res / "env_check.md").read_text()
+    assert "| device | cpu" in env and "| torch |" in env and "| Snakemake |" in env
+
+
+def test_html_report(project):
+    p = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--report", "report.html", "--config", "device=cpu"],
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    html = (project / "report.html").read_text(errors="replace")
+    assert "performance.md" in html and "roofline.png" in html

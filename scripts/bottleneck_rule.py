@@ -1,4 +1,7 @@
-"""Rule `bottleneck`: unpack snakemake, call kopt.analysis.bottleneck."""
+"""(Named *_rule.py: scripts/ is on sys.path when Snakemake runs a script, and a scripts/bottleneck.py
+shadowed the pandas accelerator of that name, scripts/profile.py the standard library module.)
+
+Rule `bottleneck`: unpack snakemake, call kopt.analysis.bottleneck."""
 
 from kopt.analysis import bottleneck
 from kopt.settings import read as read_settings

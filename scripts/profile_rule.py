@@ -1,4 +1,7 @@
-"""Rule `profile`: unpack snakemake, call kopt.analysis.profile."""
+"""(Named *_rule.py: scripts/ is on sys.path when Snakemake runs a script, and a scripts/bottleneck.py
+shadowed the pandas accelerator of that name, scripts/profile.py the standard library module.)
+
+Rule `profile`: unpack snakemake, call kopt.analysis.profile."""
 
 from kopt.analysis import profile
 from kopt.settings import read as read_settings

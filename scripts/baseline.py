@@ -1,0 +1,21 @@
+"""Rule `baseline`: check then time the reference as torch eager or torch.compile."""
+
+from kopt.settings import read as read_settings
+from kopt.steps import bench, correctness, redirect_log
+
+redirect_log(snakemake.log[0])
+impl, out = snakemake.wildcards.impl, snakemake.output
+settings = read_settings(snakemake.input.settings)
+common = dict(version=f"torch-{impl}", target=snakemake.input.target, kernel=snakemake.input.ref, impl=impl)
+doc = correctness(**common, out_json=out.correctness, out_md=out.correctness_md, log=snakemake.log[0], params=settings)
+print(f"torch {impl}: correctness {doc['status']}" + (f": {doc['error']}" if doc["error"] else ""))
+df = bench(
+    **common,
+    correctness_json=out.correctness,
+    out_csv=out.csv,
+    out_samples=out.samples,
+    out_meta=out.meta,
+    log=snakemake.log[0],
+    params=settings,
+)
+print(df.to_string())
