@@ -20,5 +20,6 @@ rule all:
     default_target: True
     input:
         f"results/{LAST}/compare.json",
+        "results/state.json",
         "results/env_check.md",
         "results/performance.md",

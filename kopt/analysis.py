@@ -18,7 +18,7 @@ from . import hardware as hw
 from . import ncu, rocprof
 from .provenance import hashes, now
 from .roofline import point
-from .runner import run_child
+from .runner import run_gated
 from .steps import _request, _write_json
 from .workspace import load_workspace
 
@@ -30,9 +30,10 @@ class HardwareMismatch(RuntimeError):
 def hardware(*, gpu: str, registry_dir: str, out_json: str, log: str, settings: dict) -> dict:
     """Measure the ceilings of the GPU this job runs on (once per GPU; reused by every version)."""
     registry = hw.load_registry(registry_dir)
-    outcome = run_child(
+    outcome = run_gated(
         "hardware",
         {"device": settings["device"], "runs": settings["ceiling_runs"]},
+        settings,
         timeout_s=settings["timeout_s"],
         log_path=log,
     )
@@ -58,7 +59,7 @@ def hardware(*, gpu: str, registry_dir: str, out_json: str, log: str, settings: 
         "note": "CPU figures: Triton-interpreter runs are judged against the CPU's own copy/matmul rates"
         if name == "cpu"
         else None,
-        "provenance": {"created": now(), "env": env, "settings": settings},
+        "provenance": {"created": now(), "env": env, "settings": settings, "gate": outcome.gate},
     }
     _write_json(out_json, doc)
     return doc
@@ -93,7 +94,7 @@ def profile(
         _write_json(out / "profile.json", doc)
         return doc
     req = {**_request(ws, kernel, settings), "raw_dir": str(raw), "asm_dir": str(asm), "calls": settings["calls"]}
-    outcome = run_child("profile", req, timeout_s=settings["timeout_s"], log_path=log)
+    outcome = run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
     if not outcome.ok:
         doc.update(status="failed", error=outcome.error)
         doc["provenance"] = prov
@@ -129,7 +130,7 @@ def profile(
     doc["tool_note"] = tool_note
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     doc["asm_files"] = sorted(p.name for p in asm.iterdir())
-    doc["provenance"] = {**prov, "env": res["env"]}
+    doc["provenance"] = {**prov, "env": res["env"], "gate": outcome.gate}
     _write_json(out / "profile.json", doc)
     return doc
 
@@ -155,8 +156,8 @@ def _run_ncu(req, res, classes, raw: Path, log: str, settings: dict) -> str | No
     csv_path = raw / "ncu_details.csv"
     wrapper = ncu.command(settings.get("ncu", "ncu"), str(csv_path), regex)
     (raw / "ncu_command.txt").write_text(" ".join(wrapper) + " python -m kopt.child ncu_calls ...\n")
-    outcome = run_child(
-        "ncu_calls", {**req, "items": res["items"]}, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
+    outcome = run_gated(
+        "ncu_calls", {**req, "items": res["items"]}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
     )
     if not outcome.ok:
         return f"Nsight Compute run failed ({outcome.error}); torch.profiler figures only"
@@ -178,7 +179,9 @@ def _run_ncu(req, res, classes, raw: Path, log: str, settings: dict) -> str | No
 def _run_rocprof(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
     out = raw / "rocprofv3"
     wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(out), settings.get("pmc") or None)
-    outcome = run_child("ncu_calls", {**req, "items": res["items"]}, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper)
+    outcome = run_gated(
+        "ncu_calls", {**req, "items": res["items"]}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
+    )
     if not outcome.ok:
         return f"rocprofv3 run failed ({outcome.error}); torch.profiler figures only"
     traces = sorted(out.rglob("*kernel_trace.csv"))
@@ -190,6 +193,17 @@ def _run_rocprof(req, res, classes, raw: Path, log: str, settings: dict) -> str 
         match = next((k for k in kernels if k["name"] == h), kernels[0] if kernels else None)
         c["amd_resources"] = match
     return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name"
+
+
+def _recommend(settings: dict, chip: str, bottleneck_class: str) -> list[dict] | dict:
+    """The experience log's top strategies for this class (never fails the step)."""
+    from .experience import Store
+
+    try:
+        with Store(settings.get("experience_db") or None) as st:
+            return st.recommend(settings.get("kernel_type", "?"), "triton", chip, bottleneck_class, n=3)
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _config_peak(ceil: dict, cfg: dict) -> float | None:
@@ -264,6 +278,7 @@ def bottleneck(
                 "roofline_fraction_min": worst,
                 "target_reached": worst is not None and worst >= target,
                 "next_directions": bn.next_directions(verdict["class"], "triton"),
+                "recommendations": _recommend(settings, hwd["gpu"], verdict["class"]),
                 "rules": (k or {}).get("rules", []),
                 "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
             }

@@ -49,6 +49,12 @@ def _prepare(req: dict, progress: Progress):
     return device, ref, kernel, guard_before
 
 
+def select_config(kernel, cfg: dict) -> None:
+    from .variants import select_config as sel
+
+    sel(kernel, cfg)
+
+
 def task_correctness(req: dict, progress: Progress) -> dict:
     from .correctness import check_config
     from .provenance import environment
@@ -57,6 +63,7 @@ def task_correctness(req: dict, progress: Progress) -> dict:
     out = {"device": device, "env": environment(device), "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
+        select_config(kernel, item["config"])
         rec = check_config(
             ref, kernel, item["config"], item["class"], seeds=req["seeds"], tol=item["tol"], device=device, guard=guard
         )
@@ -73,6 +80,7 @@ def task_bench(req: dict, progress: Progress) -> dict:
     out = {"device": device, "env": environment(device), "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
+        select_config(kernel, item["config"])
         rec = bench_config(
             ref, kernel, item["config"], item["class"], tol=item["tol"], device=device, opts=req["opts"], guard=guard
         )
@@ -94,6 +102,7 @@ def task_profile(req: dict, progress: Progress) -> dict:
     out = {"device": device, "env": environment(device), "classes": [], "items": items}
     for item in items:
         progress.start(f"config {item['key']}")
+        select_config(kernel, item["config"])
         rec = profile_class(ref, kernel, item, device, raw, calls=int(req.get("calls", 5)))
         guard.check(f"config {item['key']}, profiled calls")
         progress.record({"key": item["key"], "class": item["class"]})

@@ -15,7 +15,13 @@ Pure (no torch, no I/O). Rules:
     recorded; a class where they disagree (different verdicts, or more than 5 points apart) says
     so, and a version the script calls faster but the GPU time does not is therefore not kept.
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
-    or when the best version reaches the roofline target on every class ("target reached").
+    or when the best version reaches the roofline target on every class ("target reached"), or
+    when the GPU gate found no idle GPU within its limit.
+  * Masked versions are out of the fold (decision "masked", state unchanged).
+  * Repairs (repair_of: vK) of an incorrect proposal: up to 3; a failed repair counts against the
+    proposal (abandoned after 3) and never moves the regression counter; a passing repair is
+    compared like any candidate (its regression does not count either).
+  * Dispatch (split) versions target the classes they route to a kernel other than the best's.
 """
 
 from __future__ import annotations
@@ -38,6 +44,13 @@ class Candidate:
     files: list[str] = field(default_factory=list)
     gpu_us: dict[str, float] = field(default_factory=dict)  # config key -> profiler GPU µs (may be empty)
     target_reached: dict[str, bool] | None = None  # config class -> roofline target reached
+    repair_of: str | None = None  # this version repairs the incorrect proposal named here
+    masked: bool = False  # out of the fold
+    routes: dict[str, str] | None = None  # dispatch: config key -> the version serving it
+    gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
+
+
+MAX_REPAIRS = 3
 
 
 DISAGREE_PTS = 5.0
@@ -60,6 +73,9 @@ def initial_state() -> dict:
         "last_small_direction": {},
         "stop": False,
         "stop_reason": None,
+        "repairs": {},  # proposal -> failed repair attempts
+        "abandoned": [],  # proposals whose repairs all failed
+        "masked": [],
     }
 
 
@@ -81,7 +97,14 @@ def _classes(c: Candidate) -> list[str]:
 
 def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     """Return (comparison, new state). ``state`` is not modified."""
-    st = {**state, "recent_regressions": list(state["recent_regressions"])}
+    state = {**initial_state(), **state}
+    st = {
+        **state,
+        "recent_regressions": list(state["recent_regressions"]),
+        "repairs": dict(state["repairs"]),
+        "abandoned": list(state["abandoned"]),
+        "masked": list(state["masked"]),
+    }
     best = state["best"]
     comp = {
         "version": cand.version,
@@ -91,11 +114,49 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         "noise_pct": params.noise_pct,
     }
 
+    if cand.masked:
+        comp.update(decision="masked", reason="masked", detail="masked: true in its metadata; out of the fold")
+        st["masked"].append(cand.version)
+        return _finish(comp, st, params)
+
+    if cand.gate_timeout:
+        comp.update(decision="discard", reason="failed", detail=cand.reason)
+        st["gate_timeout"] = cand.reason
+        return _finish(comp, st, params)
+
+    if cand.repair_of:
+        comp["repair_of"] = cand.repair_of
+        tried = st["repairs"].get(cand.repair_of, 0)
+        if cand.repair_of in st["abandoned"] or tried >= MAX_REPAIRS:
+            comp.update(
+                decision="discard",
+                reason="repair-limit",
+                detail=f"{cand.repair_of} was abandoned after {MAX_REPAIRS} failed repairs; this repair is not evaluated",
+            )
+            return _finish(comp, st, params)
+        if cand.status != "ok":
+            tried += 1
+            st["repairs"][cand.repair_of] = tried
+            why = "incorrect" if cand.status == "incorrect" else "failed"
+            left = MAX_REPAIRS - tried
+            detail = f"repair {tried} of {MAX_REPAIRS} of {cand.repair_of} failed: {cand.reason}"
+            if left == 0:
+                st["abandoned"].append(cand.repair_of)
+                detail += f"; {cand.repair_of} is abandoned"
+            comp.update(decision="discard", reason=why, detail=detail)
+            return _finish(comp, st, params)  # repairs do not move the regression counter
+
     if cand.status != "ok":
         why = "incorrect" if cand.status == "incorrect" else "failed"
         comp.update(decision="discard", reason=why, detail=cand.reason)
         st.update(consecutive_regressions=0, last_small_direction={})
         return _finish(comp, st, params)
+
+    if cand.routes is not None and best is not None:
+        # a split: it targets the classes it sends to a kernel other than the best's
+        new_classes = sorted({cand.class_of[k] for k, use in cand.routes.items() if use != best["version"]})
+        cand = Candidate(**{**cand.__dict__, "target_classes": new_classes or None})
+        comp["dispatch"] = {"routes": cand.routes, "new_kernel_classes": new_classes}
 
     if best is None:
         comp.update(decision="baseline", reason="baseline", detail="first correct version")
@@ -183,7 +244,11 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     regressed = [c for c, v in verdicts.items() if v == "regressed"]
     t_improved = [c for c in improved if c in targeted]
 
-    if t_improved and regressed:
+    if t_improved and regressed and cand.routes is not None:
+        # already a split: a class it routes elsewhere got slower, so it is not kept
+        comp.update(decision="discard", reason="regression", detail=f"improves {t_improved} but regresses {regressed}")
+        st["consecutive_regressions"] = state["consecutive_regressions"] + 1
+    elif t_improved and regressed:
         comp.update(
             decision="split-recommended",
             reason="improved and regressed classes",
@@ -203,7 +268,8 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         st.update(best=_best_of(cand), consecutive_regressions=0)
     elif regressed:
         comp.update(decision="discard", reason="regression", detail=f"regressed {regressed}")
-        st["consecutive_regressions"] = state["consecutive_regressions"] + 1
+        # repairs do not count as regressions
+        st["consecutive_regressions"] = state["consecutive_regressions"] + (0 if cand.repair_of else 1)
         worst = max((r for r in comp["per_class"] if r["verdict"] == "regressed"), key=lambda r: r["delta_pct"])
         st["recent_regressions"] = (
             st["recent_regressions"]
@@ -245,7 +311,9 @@ def _best_of(c: Candidate) -> dict:
 def _finish(comp: dict, st: dict, params: Params) -> tuple[dict, dict]:
     n = st["consecutive_regressions"]
     reached = (st["best"] or {}).get("target_reached")
-    if n >= params.max_consecutive_regressions:
+    if st.get("gate_timeout"):
+        st.update(stop=True, stop_reason=f"no idle GPU within the gate's limit ({st['gate_timeout']})")
+    elif n >= params.max_consecutive_regressions:
         st.update(stop=True, stop_reason=f"{n} consecutive regressions")
     elif reached and all(reached.values()):
         st.update(

@@ -142,7 +142,10 @@ def ncu_calls(ref, kernel, items: list[dict], device: str, warmup: int = 3) -> N
     """For Nsight Compute: per class, warm-up calls, then one call inside the NVTX range."""
     from .ncu import NVTX_RANGE
 
+    from .variants import select_config
+
     for item in items:
+        select_config(kernel, item["config"])
         case = make_case(ref, item["config"], seed_for(item["key"], 3000), device)
         for _ in range(warmup):
             _call(kernel, case)

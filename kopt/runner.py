@@ -22,13 +22,14 @@ from pathlib import Path
 
 @dataclass
 class ChildOutcome:
-    status: str  # "ok" | "raised" | "crashed" | "timeout"
+    status: str  # "ok" | "raised" | "crashed" | "timeout" | "gate" (no idle GPU: nothing ran)
     result: dict | None = None
     error: str | None = None
     records: list[dict] = field(default_factory=list)
     current: str | None = None  # the unit that was running when the child failed
     device: str | None = None  # the device the child chose, as soon as it said
     log_tail: str = ""
+    gate: dict | None = None  # which GPU the gate chose (kopt.gate), or why it passed
 
     @property
     def ok(self) -> bool:
@@ -166,3 +167,17 @@ def _tail(log: Path, n: int = 4000) -> str:
     except FileNotFoundError:
         return ""
     return data[-n:].decode("utf-8", "replace")
+
+
+def run_gated(task: str, request: dict, params: dict, **kw) -> ChildOutcome:
+    """run_child behind the GPU gate: bound to the idlest idle GPU, or status "gate" when none
+    became idle within the gate's limit (the error starts with "gate:")."""
+    from .gate import GateTimeout, acquire
+
+    try:
+        env, rec = acquire(params.get("gate"), params.get("device", "auto"))
+    except GateTimeout as e:
+        return ChildOutcome("gate", error=str(e), gate={"gate": "timeout", "why": str(e)})
+    out = run_child(task, request, env={**(kw.pop("env", None) or {}), **env}, **kw)
+    out.gate = rec
+    return out

@@ -17,7 +17,7 @@ import yaml
 from . import decide as dec
 from .provenance import hashes, now
 from .render import render
-from .runner import run_child
+from .runner import run_gated
 from .workspace import Workspace, config_class, config_key, load_workspace
 
 
@@ -70,9 +70,7 @@ def correctness(
     """``impl`` (eager / compile) checks the torch baseline instead; ``kernel`` is then ref.py."""
     ws = load_workspace(Path(target).parent, versions=False)
     req = _request(ws, kernel, params, impl)
-    outcome = run_child(
-        "correctness", req, timeout_s=params["timeout_s"], log_path=log
-    )
+    outcome = run_gated("correctness", req, params, timeout_s=params["timeout_s"], log_path=log)
     device, records, err, env = _merge(outcome, req)
     for r in records:
         r.setdefault("result", "PASS" if r.get("ok") else "FAIL")
@@ -98,6 +96,7 @@ def correctness(
             "created": now(),
             "env": env,
             "child": outcome.status,
+            "gate": outcome.gate,
         },
     }
     _write_json(out_json, doc)
@@ -158,15 +157,15 @@ def bench(
     req = _request(ws, kernel, params, impl)
     device = corr["device"]
     method = "cpu-interpreter" if device == "cpu" else "cuda-events"
-    rows, samples, env, child = [], [], corr["provenance"].get("env"), "not run"
+    rows, samples, env, child, gate = [], [], corr["provenance"].get("env"), "not run", None
     items = req["configs_by_device"]["cpu" if device == "cpu" else "cuda"]
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
         rows = [{**_cfg_cols(it), "status": "skipped", "device": device, "method": method, "error": why} for it in items]
     else:
-        outcome = run_child("bench", req, timeout_s=params["timeout_s"], log_path=log)
+        outcome = run_gated("bench", req, params, timeout_s=params["timeout_s"], log_path=log)
         device, records, err, env2 = _merge(outcome, req)
-        env, child = env2 or env, outcome.status
+        env, child, gate = env2 or env, outcome.status, outcome.gate
         gpu = (env or {}).get("gpu") or "cpu"
         for r in records:
             row = {**_cfg_cols(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
@@ -195,7 +194,7 @@ def bench(
                 else "median of CUDA-event samples, L2 flushed and outputs checked around every call",
                 "opts": params.get("bench", {}),
             },
-            "provenance": {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": env, "child": child},
+            "provenance": {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": env, "child": child, "gate": gate},
         },
     )
     return df
@@ -229,7 +228,18 @@ def candidate(
             status = "failed"
             reason = str(failed["error"].iloc[0]) if len(failed) else "benchmark produced no valid median"
     ok = status == "pass"
+    gate_timeout = bool(reason and str(reason).startswith("gate:"))
+    routes = None
+    if meta.get("dispatch"):
+        from .workspace import route_for
+
+        cols = [c for c in df.columns if c not in BENCH_COLUMNS]
+        routes = {r.config_key: route_for(meta["dispatch"], {c: getattr(r, c) for c in cols}) for r in df.itertuples()}
     return dec.Candidate(
+        repair_of=meta.get("repair_of"),
+        masked=bool(meta.get("masked", False)),
+        routes=routes,
+        gate_timeout=gate_timeout,
         version=version,
         status="ok" if ok else status,
         reason=reason,
@@ -259,26 +269,74 @@ def compare(
     out_json: str,
     params: dict,
     bottleneck_json: str | None = None,
+    parent_kernel: str | None = None,
+    parent_bottleneck: str | None = None,
 ) -> dict:
     ws = load_workspace(Path(target).parent, versions=False)
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
     df = pd.read_csv(bench_csv)
     bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
     cand = candidate(version, correctness_json, df, meta_yaml, kernel, bneck)
+    comp_meta_path = meta_yaml
     p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"], params.get("trend_floor_pct", 0.0))
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None
     comp["hypothesis"] = cand.hypothesis
+    comp["meta_path"] = str(comp_meta_path)
     comp["target_classes"] = cand.target_classes or "all"
     if bneck and bneck.get("status") == "ok":
         comp["roofline"] = {
             c["class"]: {"fraction_min": c["roofline_fraction_min"], "target_reached": c["target_reached"], "bottleneck": c["bottleneck"]}
             for c in bneck["classes"]
         }
+    comp["diff"] = diff_size(kernel, parent_kernel)
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
+    comp["experience"] = _log_experience(comp, ws, df, parent_bottleneck, params)
     _write_json(out_json, _clean(comp))
     return comp
+
+
+def diff_size(kernel: str, parent: str | None) -> dict | None:
+    """Lines changed against the parent's kernel: one idea per version cannot be checked, but a
+    reviewer sees how big the change is."""
+    import difflib
+
+    if not parent or not Path(parent).is_file() or Path(kernel).suffix != ".py" or Path(parent).suffix != ".py":
+        return None
+    a, b = Path(parent).read_text().splitlines(), Path(kernel).read_text().splitlines()
+    added = removed = 0
+    for line in difflib.unified_diff(a, b, lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return {"parent": str(parent), "lines_added": added, "lines_removed": removed, "lines_changed": added + removed}
+
+
+def _log_experience(comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, params: dict) -> dict:
+    """Append this comparison to the experience log (never fails the comparison)."""
+    from .experience import Store, entry_from_comparison
+
+    try:
+        bn = "unknown"
+        if parent_bottleneck and Path(parent_bottleneck).is_file():
+            classes = json.loads(Path(parent_bottleneck).read_text()).get("classes", [])
+            targets = comp.get("target_classes")
+            pick = [c for c in classes if targets == "all" or c["class"] in (targets or [])] or classes
+            if pick:
+                names = [c["bottleneck"] for c in pick]
+                bn = max(set(names), key=names.count)
+        meta = yaml.safe_load(Path(comp["meta_path"]).read_text()) or {} if comp.get("meta_path") else {}
+        chip = str(df["device"].iloc[0]) if len(df) else "cpu"
+        entry = entry_from_comparison(
+            comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=meta.get("strategy"), workspace=str(ws.root)
+        )
+        with Store(params.get("experience_db") or None) as st:
+            added = st.add(entry)
+        return {"store": str(st.path), "added": added, "bottleneck": bn, "strategy": entry["strategy"]}
+    except Exception as e:  # noqa: BLE001 - the log is an aid, not a gate
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _clean(obj):
@@ -290,3 +348,22 @@ def _clean(obj):
     if isinstance(obj, list):
         return [_clean(v) for v in obj]
     return obj
+
+
+def write_state(last_compare: str, out_json: str) -> dict:
+    comp = json.loads(Path(last_compare).read_text())
+    st = comp["state"]
+    doc = {
+        "after": comp["version"],
+        "best": (st.get("best") or {}).get("version"),
+        "consecutive_regressions": st.get("consecutive_regressions", 0),
+        "repairs": st.get("repairs", {}),
+        "abandoned": st.get("abandoned", []),
+        "masked": st.get("masked", []),
+        "stop": st.get("stop", False),
+        "stop_reason": st.get("stop_reason"),
+        "recent_regressions": st.get("recent_regressions", []),
+        "created": now(),
+    }
+    _write_json(out_json, doc)
+    return doc

@@ -34,14 +34,60 @@ def import_file(path: str | Path, name: str):
 
 
 def _triton_py(path: Path) -> Callable[..., None]:
-    mod = import_file(path, f"kopt_variant_{path.stem}")
+    mod = import_file(path, f"kopt_variant_{path.stem}_{abs(hash(str(path.resolve()))) % 10**8}")
     fn = getattr(mod, "run_kernel", None)
     if not callable(fn):
         raise KernelFault(f"{path}: defines no run_kernel(**inputs) function")
     return fn
 
 
-LOADERS: dict[str, Callable[[Path], Callable[..., None]]] = {".py": _triton_py}
+class Dispatcher:
+    """A split version: routes each config to an earlier version's kernel (kernels/vN.yaml
+    ``dispatch``). The harness calls ``select(config)`` before it runs a config."""
+
+    def __init__(self, path: Path):
+        import yaml
+
+        from .workspace import route_for
+
+        self.path = path
+        self.routes = (yaml.safe_load(path.read_text()) or {}).get("dispatch") or []
+        self._route_for = route_for
+        self.kernels: dict[str, Callable[..., None]] = {}
+        for r in self.routes:
+            if r["use"] not in self.kernels:
+                py, yml = path.parent / f"{r['use']}.py", path.parent / f"{r['use']}.yaml"
+                self.kernels[r["use"]] = load_variant(py if py.is_file() else yml)
+        self.current: Callable[..., None] | None = None
+        self.__globals__: dict = {}  # for profiling: the Triton kernels of every routed version
+        for k in self.kernels.values():
+            self.__globals__.update(getattr(k, "__globals__", {}))
+
+    def select(self, cfg: dict) -> str:
+        use = self._route_for(self.routes, cfg)
+        self.current = self.kernels[use]
+        if hasattr(self.current, "select"):
+            self.current.select(cfg)
+        return use
+
+    def __call__(self, **inputs) -> None:
+        if self.current is None:
+            raise KernelFault(f"{self.path}: dispatch called before a config was selected")
+        self.current(**inputs)
+
+
+def _dispatch_yaml(path: Path) -> Callable[..., None]:
+    return Dispatcher(path)
+
+
+def select_config(kernel, cfg: dict) -> None:
+    """Tell a dispatching kernel which config comes next (a no-op for plain kernels)."""
+    sel = getattr(kernel, "select", None)
+    if callable(sel):
+        sel(cfg)
+
+
+LOADERS: dict[str, Callable[[Path], Callable[..., None]]] = {".py": _triton_py, ".yaml": _dispatch_yaml}
 
 
 def load_variant(path: str | Path) -> Callable[..., None]:

@@ -48,6 +48,23 @@ class Version:
         tcs = [tc] if isinstance(tc, str) else list(tc)
         return None if ALL in tcs else tcs
 
+    @property
+    def kind(self) -> str:
+        """triton (kernels/vN.py) or dispatch (kernels/vN.yaml routes configs to earlier versions)."""
+        return "dispatch" if self.meta.get("dispatch") else "triton"
+
+    @property
+    def repair_of(self) -> str | None:
+        return self.meta.get("repair_of")
+
+    @property
+    def masked(self) -> bool:
+        return bool(self.meta.get("masked", False))
+
+    @property
+    def routes(self) -> list[dict]:
+        return list(self.meta.get("dispatch") or [])
+
 
 @dataclass(frozen=True)
 class Workspace:
@@ -174,7 +191,23 @@ def _first_duplicate(items) -> str | None:
     return None
 
 
-def discover_versions(root: Path, classes: list[str]) -> list[Version]:
+def _check_dispatch(meta: dict, meta_path: Path, n: int, columns: set[str]) -> None:
+    routes = meta.get("dispatch") or []
+    for i, r in enumerate(routes):
+        if int(r["use"][1:]) >= n:
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}].use: {r['use']} is not an earlier version")
+        last = i == len(routes) - 1
+        if last and "when" in r:
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}]: the last entry is the default (no 'when')")
+        if not last and "when" not in r:
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}]: only the last entry may omit 'when'")
+        for col in r.get("when", {}):
+            if columns and col not in columns:
+                raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: '{col}' is not a config column {sorted(columns)}")
+
+
+def discover_versions(root: Path, classes: list[str], columns: set[str] | None = None) -> list[Version]:
+    columns = columns or set()
     kdir = root / "kernels"
     if not kdir.is_dir():
         raise WorkspaceError(f"{kdir}: folder is missing (it holds kernels/v0.py, v0.yaml, ...)")
@@ -192,17 +225,32 @@ def discover_versions(root: Path, classes: list[str]) -> list[Version]:
         kernel, meta_path = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
         if n not in numbers:
             raise WorkspaceError(f"{kernel}: file is missing (versions must be numbered without gaps)")
-        if not kernel.is_file():
-            raise WorkspaceError(f"{kernel}: file is missing (its metadata {meta_path.name} exists)")
-        meta = _read_yaml(meta_path)
+        if n > 0 and not meta_path.is_file():
+            raise WorkspaceError(
+                f"{meta_path}: file is missing (every version but v0 needs hypothesis, rationale and expected)"
+            )
+        meta = _read_yaml(meta_path) if meta_path.is_file() else None
         if meta is None:
             meta = {}
         if not isinstance(meta, dict):
             raise WorkspaceError(f"{meta_path}: (top level): must be a mapping")
         validate(meta, "version.schema.yaml", meta_path)
-        parent = meta.get("parent")
-        if parent is not None and int(parent[1:]) >= n:
-            raise WorkspaceError(f"{meta_path}: parent: {parent} is not an earlier version")
+        if meta.get("dispatch"):
+            if kernel.is_file():
+                raise WorkspaceError(f"{meta_path}: dispatch: a dispatching version has no {kernel.name} (remove one)")
+            kernel = meta_path  # the composed kernel is described by the metadata
+        elif not kernel.is_file():
+            raise WorkspaceError(f"{kernel}: file is missing (its metadata {meta_path.name} exists)")
+        if n > 0:
+            for key in ("hypothesis", "rationale", "expected"):
+                val = str(meta.get(key) or "").strip()
+                if not val or val.upper().startswith("TODO"):
+                    raise WorkspaceError(f"{meta_path}: {key}: required for every version but v0 (write it, not TODO)")
+        for key in ("parent", "repair_of"):
+            ref = meta.get(key)
+            if ref is not None and int(ref[1:]) >= n:
+                raise WorkspaceError(f"{meta_path}: {key}: {ref} is not an earlier version")
+        _check_dispatch(meta, meta_path, n, columns)
         v = Version(f"v{n}", n, kernel, meta_path, meta)
         for tc in v.target_classes or []:
             if tc not in classes:
@@ -225,7 +273,8 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
         c = config_class(cfg, t["class_by"])
         if c not in all_classes:
             all_classes.append(c)
-    found = discover_versions(root, all_classes) if versions else []
+    columns = {k for cfg in t["configs"] + t["cpu_configs"] for k in cfg}
+    found = discover_versions(root, all_classes, columns) if versions else []
     return Workspace(
         root=root,
         name=t.get("name", root.name),
@@ -237,3 +286,14 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
         dtype_column=t["dtype_column"],
         versions=found,
     )
+
+
+def route_for(routes: list[dict], cfg: dict) -> str:
+    """The version a dispatching version sends config ``cfg`` to (the first route that matches)."""
+    for r in routes:
+        when = r.get("when")
+        if when is None:
+            return r["use"]
+        if all(cfg.get(col) in (vals if isinstance(vals, list) else [vals]) for col, vals in when.items()):
+            return r["use"]
+    raise WorkspaceError(f"no dispatch route for {cfg} (the last entry must be a default)")

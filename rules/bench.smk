@@ -3,6 +3,7 @@ rule bench:
     input:
         settings=SETTINGS["bench"],
         kernel=kernel_of,
+        sources=sources_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",

@@ -48,6 +48,27 @@ def meta_of(wildcards):
     return str(WS.version(wildcards.version).meta_path)
 
 
+def sources_of(wildcards):
+    """Every kernel file a version runs: its own, and for a dispatching version the routed ones."""
+    out, todo = [], [wildcards.version]
+    while todo:
+        v = WS.version(todo.pop())
+        out.append(str(v.kernel))
+        todo += [r["use"] for r in v.routes]
+    return sorted(set(out))
+
+
+def parent_files(wildcards):
+    """The parent's kernel (for the diff size) and bottleneck (for the experience log)."""
+    parent = WS.version(wildcards.version).parent
+    if parent is None:
+        return {}
+    return {
+        "parent_kernel": str(WS.version(parent).kernel),
+        "parent_bottleneck": f"results/{parent}/bottleneck.json",
+    }
+
+
 def previous_compare(wildcards):
     """compare(vN) depends on compare(vN-1): the decision fold is a chain in the graph."""
     n = int(wildcards.version[1:])
@@ -66,7 +87,11 @@ REGISTRY = sorted(
 )
 
 # Each rule reads its settings from a file it declares as input (see kopt/settings.py).
-_run = {"device": config["device"], "timeout_s": config["timeout_s"]}
+_run = {
+    "device": config["device"],
+    "timeout_s": config["timeout_s"],
+    "gate": config["gate"],
+}
 SETTINGS = {
     name: write_if_changed(f"results/settings/{name}.json", value)
     for name, value in {
@@ -78,10 +103,15 @@ SETTINGS = {
             "profiler": config["profiler"]["backend"],
         },
         "hardware": {**_run, "gpu": GPU, "ceiling_runs": config["ceiling_runs"]},
-        "bottleneck": {"target_fraction": config["roofline_target"]},
+        "bottleneck": {
+            "target_fraction": config["roofline_target"],
+            "experience_db": config["experience_db"],
+            "kernel_type": WS.name,
+        },
         "decide": {
             "noise_pct": config["noise_pct"],
             "trend_floor_pct": config["trend_floor_pct"],
+            "experience_db": config["experience_db"],
             "max_consecutive_regressions": config["max_consecutive_regressions"],
         },
     }.items()

@@ -2,8 +2,10 @@ rule compare:
     """Keep or discard against the best so far: the fold over all earlier versions' decisions."""
     input:
         unpack(previous_compare),
+        unpack(parent_files),
         settings=SETTINGS["decide"],
         kernel=kernel_of,
+        sources=sources_of,
         meta=meta_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
@@ -18,3 +20,17 @@ rule compare:
         "../envs/kopt.yaml"
     script:
         "../scripts/compare.py"
+
+
+rule state:
+    """The loop state after the last version: best, counters, repairs, stop flag and reason."""
+    input:
+        compare=f"results/{LAST}/compare.json",
+    output:
+        json="results/state.json",
+    log:
+        "results/logs/state.log",
+    conda:
+        "../envs/kopt.yaml"
+    script:
+        "../scripts/state.py"

@@ -3,6 +3,7 @@ rule correctness:
     input:
         settings=SETTINGS["run"],
         kernel=kernel_of,
+        sources=sources_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
     output:

@@ -10,12 +10,13 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSIONS = ["v0", "v1", "v2", "v3"]
+VERSIONS = [f"v{i}" for i in range(7)]  # v4 is incorrect on purpose, v5 its repair, v6 a split
+CORRECT = [v for v in VERSIONS if v != "v4"]
 
 
 def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", *config],
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", f"experience_db={cwd}/experience.sqlite", *config],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -37,7 +38,9 @@ def project(tmp_path_factory) -> Path:
 
 
 def test_every_version_has_its_records(project):
-    for v in VERSIONS:
+    v4 = json.loads((project / "results" / "v4" / "correctness.json").read_text())
+    assert v4["status"] == "incorrect" and "NaN" in v4["error"]
+    for v in CORRECT:
         for f in ("correctness.md", "correctness.json", "bench.csv", "bench_samples.csv", "bench.json", "compare.json"):
             assert (project / "results" / v / f).is_file(), f"{v}/{f}"
         for f in ("correctness", "bench", "compare"):
@@ -58,7 +61,20 @@ def test_compare_is_a_fold_over_the_chain(project):
     for prev, cur in zip(comps, comps[1:]):
         assert cur["best_before"] == prev["best_after"]
         assert cur["decision"] in {"keep", "discard", "split-recommended"}
-        assert len(cur["per_class"]) == 3 and len(cur["per_config"]) == 3
+    v4, v5, v6 = comps[4], comps[5], comps[6]
+    assert v4["decision"] == "discard" and v4["reason"] == "incorrect"
+    assert v5["repair_of"] == "v4" and v5["decision"] in {"keep", "discard"} and v5["reason"] != "incorrect"
+    # the split routes N=256 to v3 and the rest to v1, and is decided like a candidate aimed at N=256
+    assert v6["dispatch"]["routes"]["M=48,N=256,dtype=float32"] == "v3"
+    assert v6["dispatch"]["routes"]["M=8,N=2048,dtype=float32"] == "v1"
+    routed_away = sorted({k.split(",")[1] for k, use in v6["dispatch"]["routes"].items() if use != v6["best_before"]})
+    assert v6["dispatch"]["new_kernel_classes"] == routed_away  # it targets what it sends to another kernel
+    assert v6["decision"] in {"keep", "discard"}
+    state = json.loads((project / "results" / "state.json").read_text())
+    assert state["after"] == "v6" and state["best"] == v6["best_after"]
+    for cur in comps[1:]:
+        if cur["version"] != "v4":
+            assert len(cur["per_class"]) == 3 and len(cur["per_config"]) == 3
         assert cur["best_after"] == (cur["version"] if cur["decision"] == "keep" else cur["best_before"])
         assert cur["method"] == "cpu-interpreter"
         assert len(cur["provenance"]["kernel_sha256"]) == 64
@@ -70,21 +86,21 @@ def test_second_run_does_nothing(project):
 
 
 def test_a_broken_new_version_costs_no_earlier_result(project):
-    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/**/*") if p.is_file()}
+    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-6]/**/*") if p.is_file()}
     kernels = project / "examples" / "softmax" / "kernels"
-    (kernels / "v4.py").write_text("def run_kernel(x, y):\n    raise ValueError('v4 is broken')\n")
-    (kernels / "v4.yaml").write_text("parent: v1\nhypothesis: broken on purpose\n")
+    (kernels / "v7.py").write_text("def run_kernel(x, y):\n    raise ValueError('v7 is broken')\n")
+    (kernels / "v7.yaml").write_text("parent: v1\nhypothesis: broken on purpose\nrationale: a test\nexpected: failed\n")
     try:
-        p = snakemake(project, "results/v4/compare.json")
+        p = snakemake(project, "results/v7/compare.json")
         assert p.returncode == 0, p.stdout + p.stderr
-        comp = json.loads((project / "results" / "v4" / "compare.json").read_text())
+        comp = json.loads((project / "results" / "v7" / "compare.json").read_text())
         assert comp["decision"] == "discard" and comp["reason"] == "failed"
-        assert "ValueError: v4 is broken" in comp["detail"]
-        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-3]/**/*") if p.is_file()}
+        assert "ValueError: v7 is broken" in comp["detail"]
+        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-6]/**/*") if p.is_file()}
         assert after == before
     finally:
-        (kernels / "v4.py").unlink()
-        (kernels / "v4.yaml").unlink()
+        (kernels / "v7.py").unlink()
+        (kernels / "v7.yaml").unlink()
 
 
 def test_malformed_target_stops_before_any_run(project):
@@ -107,6 +123,7 @@ def test_malformed_config_names_the_field(project):
 
 
 def test_profiles_and_bottlenecks_are_labelled_cpu(project):
+    VERSIONS = CORRECT  # noqa: N806 - v4 is not profiled (incorrect)
     hwj = json.loads((project / "results" / "hardware" / "cpu.json").read_text())
     assert hwj["gpu"] == "cpu" and hwj["ceilings"]["memory_gbps"] > 0 and hwj["ceilings"]["basis"]["memory"] == "measured"
     for v in VERSIONS:

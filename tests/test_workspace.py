@@ -19,7 +19,8 @@ def ws(tmp_path) -> Path:
 
 def test_example_loads():
     w = load_workspace(EXAMPLE)
-    assert [v.name for v in w.versions] == ["v0", "v1", "v2", "v3"]
+    assert [v.name for v in w.versions] == [f"v{i}" for i in range(7)]
+    assert w.version("v5").repair_of == "v4" and w.version("v6").kind == "dispatch"
     assert w.classes(w.configs) == ["N=256", "N=2048", "N=16384"]
     assert w.version("v3").target_classes == ["N=256"] and w.version("v1").target_classes is None
     assert w.seeds == 3 and w.tolerance(w.configs[0]) == {"atol": 1e-6, "rtol": 1e-5}
@@ -47,7 +48,7 @@ def _sub(path: Path, old: str, new: str):
         (lambda w: (w / "ref.py").unlink(), "ref.py: file is missing"),
         (lambda w: (w / "kernels" / "v2.py").unlink(), "kernels/v2.py: file is missing"),
         (lambda w: (w / "kernels" / "v1.yaml").unlink(), "kernels/v1.yaml: file is missing"),
-        (lambda w: shutil.copy(w / "kernels" / "v1.py", w / "kernels" / "v5.py"), "kernels/v4.py: file is missing (versions must be numbered without gaps)"),
+        (lambda w: shutil.copy(w / "kernels" / "v1.py", w / "kernels" / "v9.py"), "kernels/v7.py: file is missing (versions must be numbered without gaps)"),
         (lambda w: shutil.copy(w / "kernels" / "v1.py", w / "kernels" / "v01.py"), "kernels/v01.py: not a version name"),
         (lambda w: _sub(w / "kernels" / "v3.yaml", 'target_class: "N=256"', 'target_class: "N=255"'),
          "kernels/v3.yaml: target_class: 'N=255' is not a config class"),

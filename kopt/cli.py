@@ -1,0 +1,181 @@
+"""The kopt command: what is not a graph target.
+
+    kopt new [--workspace W] [--from vK]     write the next version's kernel and metadata
+    kopt status [--workspace W]              the loop state and what to run next
+    kopt mask vN / kopt unmask vN            take a version out of the fold / back in
+    kopt experience add|recommend|search|list|merge|stats ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from .workspace import WorkspaceError, load_workspace
+
+
+def _config_workspace() -> str:
+    cfg = Path("config/config.yaml")
+    if cfg.is_file():
+        return (yaml.safe_load(cfg.read_text()) or {}).get("workspace", "examples/softmax")
+    return "examples/softmax"
+
+
+def _state(results: Path) -> dict | None:
+    p = results / "state.json"
+    if p.is_file():
+        return json.loads(p.read_text())
+    comps = sorted(results.glob("v*/compare.json"), key=lambda p: int(p.parent.name[1:]))
+    if comps:
+        c = json.loads(comps[-1].read_text())
+        return {"after": c["version"], "best": c["best_after"], **c["state"]}
+    return None
+
+
+def cmd_new(a) -> int:
+    ws = load_workspace(a.workspace)
+    st = _state(Path(a.results))
+    base = a.from_version or (st or {}).get("best") or ws.versions[-1].name
+    src = ws.version(base)
+    if src.kind != "triton":
+        raise WorkspaceError(f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels (--from)")
+    n = len(ws.versions)
+    kdir = ws.root / "kernels"
+    new_py, new_yaml = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
+    shutil.copy(src.kernel, new_py)
+    new_yaml.write_text(
+        f"parent: {base}\n"
+        "# Fill these in before running (TODO is refused): what changes and why, the evidence\n"
+        "# (profile, roofline, bottleneck.json), and which metric should move and how far.\n"
+        'hypothesis: "TODO"\n'
+        'rationale: "TODO"\n'
+        'expected: "TODO"\n'
+        "target_class: all\n"
+        "# strategy: an id from kopt/data/strategies.yaml (see `kopt experience recommend`)\n"
+    )
+    print(f"wrote {new_py} (a copy of {base}) and {new_yaml}; edit both, then:")
+    print(f"  snakemake --cores 1 results/v{n}/compare.json")
+    return 0
+
+
+def cmd_status(a) -> int:
+    ws = load_workspace(a.workspace)
+    st = _state(Path(a.results))
+    print(f"workspace {ws.root}: versions {ws.versions[0].name}..{ws.versions[-1].name}")
+    if st is None:
+        print("no results yet; run: snakemake --cores 1")
+        return 0
+    print(f"best: {st.get('best')}  (state after {st.get('after')})")
+    print(f"consecutive regressions: {st.get('consecutive_regressions', 0)}")
+    if st.get("repairs"):
+        print(f"failed repairs per proposal: {st['repairs']}; abandoned: {st.get('abandoned', [])}")
+    if st.get("masked"):
+        print(f"masked: {st['masked']}")
+    missing = [v.name for v in ws.versions if not (Path(a.results) / v.name / "compare.json").is_file()]
+    if st.get("stop"):
+        print(f"STOP: {st.get('stop_reason')}")
+        print("next: the loop has stopped; change the config or the target to go on")
+    elif missing:
+        print(f"next: snakemake --cores 1 results/{missing[-1]}/compare.json   (not built: {', '.join(missing)})")
+    else:
+        print("next: kopt new   (then fill in the hypothesis and edit the kernel)")
+    return 0
+
+
+def _set_mask(a, value: bool) -> int:
+    ws = load_workspace(a.workspace)
+    v = ws.version(a.version)
+    lines = v.meta_path.read_text().splitlines() if v.meta_path.is_file() else []
+    lines = [ln for ln in lines if not ln.startswith("masked:")]
+    if value:
+        lines.append("masked: true")
+    v.meta_path.write_text("\n".join(lines) + "\n")
+    print(f"{v.meta_path}: {'masked' if value else 'unmasked'}; its comparison and every later one rerun on the next snakemake")
+    return 0
+
+
+def cmd_experience(a) -> int:
+    from .experience import Store, dumps
+
+    with Store(a.db or None) as st:
+        if a.exp == "add":
+            entry = {k: getattr(a, k) for k in ("kernel_type", "backend", "chip", "bottleneck", "strategy", "hypothesis", "outcome", "reason", "change_pct")}
+            print("added" if st.add({**entry, "source": "manual"}) else "already there")
+        elif a.exp == "recommend":
+            rows = st.recommend(a.kernel_type, a.backend, a.chip, a.bottleneck, n=a.n)
+            for i, r in enumerate(rows, 1):
+                print(f"{i}. {r['strategy']}: score {r['score']:.2f} ({r['keeps']} kept of {r['tries']} tried, {r['basis']}; "
+                      f"{r['keeps_everywhere']}/{r['tries_everywhere']} everywhere): {r['idea']}")
+        elif a.exp == "search":
+            print(dumps(st.search(a.text)))
+        elif a.exp == "list":
+            print(dumps(st.list(limit=a.limit, include_priors=a.priors)))
+        elif a.exp == "merge":
+            print(f"merged {st.merge(a.other)} new entries from {a.other} into {st.path}")
+        elif a.exp == "stats":
+            print(json.dumps({"store": str(st.path), **st.stats()}, indent=1))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kopt", description="kernel-opt: what is not a graph target")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def ws_args(sp):
+        sp.add_argument("--workspace", default=None, help="target folder (default: config/config.yaml's)")
+        sp.add_argument("--results", default="results", help="results folder (default: results)")
+
+    sp = sub.add_parser("new", help="write the next version's kernel and metadata from the current best")
+    ws_args(sp)
+    sp.add_argument("--from", dest="from_version", help="start from this version instead of the best")
+    sp.set_defaults(fn=cmd_new)
+    sp = sub.add_parser("status", help="the loop state: best, counters, stop flag, what to run next")
+    ws_args(sp)
+    sp.set_defaults(fn=cmd_status)
+    for name, val in (("mask", True), ("unmask", False)):
+        sp = sub.add_parser(name, help=f"{name} a version ({'take it out of' if val else 'put it back into'} the fold)")
+        ws_args(sp)
+        sp.add_argument("version")
+        sp.set_defaults(fn=lambda a, v=val: _set_mask(a, v))
+    ep = sub.add_parser("experience", help="the experience log (SQLite)")
+    ep.add_argument("--db", default=None, help="store path (default: the user's data directory)")
+    es = ep.add_subparsers(dest="exp", required=True)
+    x = es.add_parser("add", help="add an entry by hand")
+    for f in ("kernel_type", "backend", "chip", "bottleneck", "strategy", "hypothesis", "outcome"):
+        x.add_argument(f"--{f.replace('_', '-')}", dest=f, required=True)
+    x.add_argument("--reason", default=None)
+    x.add_argument("--change-pct", dest="change_pct", type=float, default=None)
+    x = es.add_parser("recommend", help="strategies ranked by past success, with the counts")
+    for f in ("kernel_type", "backend", "chip", "bottleneck"):
+        x.add_argument(f"--{f.replace('_', '-')}", dest=f, required=True)
+    x.add_argument("-n", type=int, default=5)
+    x = es.add_parser("search", help="entries whose text fields contain TEXT")
+    x.add_argument("text")
+    x = es.add_parser("list", help="the entries")
+    x.add_argument("--limit", type=int, default=None)
+    x.add_argument("--priors", action="store_true", help="include the strategies table's priors")
+    x = es.add_parser("merge", help="add another store's entries (no duplicates)")
+    x.add_argument("other")
+    es.add_parser("stats", help="counts by outcome, kernel types, chips")
+    ep.set_defaults(fn=cmd_experience)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parser().parse_args(argv)
+    if getattr(a, "workspace", "x") is None:
+        a.workspace = _config_workspace()
+    try:
+        return a.fn(a)
+    except (WorkspaceError, FileNotFoundError, ValueError) as e:
+        print(f"kopt: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
