@@ -24,7 +24,7 @@ if [ "$phase" = graph ]; then
   [ -n "${SKIP_OVERHEAD:-}" ] || run python3 benchmarks/graph_overhead.py > "$OUT/overhead.txt" 2>&1
   python3 -m snakemake --report results/report.html > "$OUT/report.log" 2>&1
   tar czf "$OUT/results.tgz" results/
-  tail -n 3 "$OUT/snakemake.log"; [ -f "$OUT/overhead.txt" ] && tail -n 3 "$OUT/overhead.txt"
+  tail -n 3 "$OUT/snakemake.log"; if [ -f "$OUT/overhead.txt" ]; then tail -n 3 "$OUT/overhead.txt"; fi
 else
   # results/ of the graph phase is still there on a warm machine: remeasure the ceilings (and so
   # every bottleneck and comparison), ignoring modification times the file sync may have moved
