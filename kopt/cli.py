@@ -33,7 +33,7 @@ def _state(results: Path) -> dict | None:
     comps = sorted(results.glob("v*/compare.json"), key=lambda p: int(p.parent.name[1:]))
     if comps:
         c = json.loads(comps[-1].read_text())
-        return {"after": c["version"], "best": c["best_after"], **c["state"]}
+        return {**c["state"], "after": c["version"], "best": c["best_after"]}
     return None
 
 

@@ -255,6 +255,11 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
     assert kopt(["unmask", "--workspace", str(ws), "v2"]) == 0
     assert not load_workspace(ws).version("v2").masked
     (results / "v6").mkdir(parents=True)
+    state = {"best": {"version": "v1", "medians": {}}, "consecutive_regressions": 2, "stop": False}
+    (results / "v6" / "compare.json").write_text(json.dumps({"version": "v6", "best_after": "v1", "state": state}))
+    kopt(["status", "--workspace", str(ws), "--results", str(results)])  # from the last comparison
+    out = capsys.readouterr().out
+    assert "best: v1  (state after v6)" in out and "consecutive regressions: 2" in out
     (results / "state.json").write_text(json.dumps({"after": "v6", "best": "v1", "stop": True, "stop_reason": "target reached"}))
     kopt(["status", "--workspace", str(ws), "--results", str(results)])
     out = capsys.readouterr().out
