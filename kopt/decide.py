@@ -257,7 +257,7 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
             split={
                 "improved": t_improved,
                 "regressed": regressed,
-                "dispatch": [{"when_class": t_improved, "use": cand.version}, {"use": best["version"]}],
+                "dispatch": [{"when": _when(t_improved), "use": cand.version}, {"use": best["version"]}],
             },
         )
         st["consecutive_regressions"] = 0
@@ -293,6 +293,31 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         comp.update(decision="discard", reason="tie", detail=f"every class within {params.noise_pct:g}% noise")
         st["consecutive_regressions"] = 0
     return _finish(comp, st, params)
+
+
+def _value(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _when(classes: list[str]) -> dict:
+    """The `when:` of a dispatch entry for these config classes ("N=256" -> {N: [256]}); a class
+    keyed on several columns gives the values of each (review it when the classes mix)."""
+    when: dict[str, list] = {}
+    for cls in classes:
+        if "=" not in cls:  # not a "col=value" class name: name the class itself
+            when.setdefault("config_class", []).append(cls)
+            continue
+        for part in cls.split(","):
+            col, _, val = part.partition("=")
+            v = _value(val)
+            if v not in when.setdefault(col, []):
+                when[col].append(v)
+    return when
 
 
 def _plain_verdict(delta: float, noise: float) -> str:

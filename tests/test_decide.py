@@ -142,7 +142,14 @@ def test_split_names_classes_and_dispatch():
     comps, _ = fold([cand("v0"), cand("v1", 80, 110)], P)
     c = comps[1]
     assert c["split"]["improved"] == ["A"] and c["split"]["regressed"] == ["B"]
-    assert c["split"]["dispatch"] == [{"when_class": ["A"], "use": "v1"}, {"use": "v0"}]
+    assert c["split"]["dispatch"] == [{"when": {"config_class": ["A"]}, "use": "v1"}, {"use": "v0"}]
+
+
+def test_split_proposes_a_dispatch_entry_to_write():
+    from kopt.decide import _when
+
+    assert _when(["N=256", "N=512"]) == {"N": [256, 512]}
+    assert _when(["N=256,dtype=float32"]) == {"N": [256], "dtype": ["float32"]}
 
 
 def test_decide_does_not_mutate_state():
