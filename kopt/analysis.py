@@ -19,7 +19,7 @@ from . import ncu, rocprof
 from .provenance import hashes, now
 from .roofline import point
 from .runner import run_gated
-from .steps import _request, _write_json
+from .steps import BENCH_COLUMNS, _request, _write_json
 from .workspace import load_workspace
 
 
@@ -232,7 +232,7 @@ def bottleneck(
         doc.update(status="skipped", reason=prof.get("error") or "benchmark did not pass")
         _write_json(out_json, doc)
         return doc
-    cfg_cols = [c for c in df.columns if c not in ("config_key", "config_class") and c not in _BENCH_ONLY]
+    cfg_cols = [c for c in df.columns if c not in BENCH_COLUMNS]
     prof_by_class = {c["class"]: c for c in prof["classes"]}
     for cls, rows in df.groupby("config_class", sort=False):
         points = []
@@ -286,21 +286,3 @@ def bottleneck(
     doc["target_reached_all"] = bool(doc["classes"]) and all(c["target_reached"] for c in doc["classes"])
     _write_json(out_json, doc)
     return doc
-
-
-_BENCH_ONLY = {
-    "status",
-    "median_us",
-    "p20_us",
-    "p80_us",
-    "n_samples",
-    "gbps",
-    "tflops",
-    "flops",
-    "bytes",
-    "profiler_us",
-    "event_null_us",
-    "device",
-    "method",
-    "error",
-}
