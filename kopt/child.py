@@ -49,44 +49,44 @@ def _prepare(req: dict, progress: Progress):
     return device, ref, kernel, guard_before
 
 
-def select_config(kernel, cfg: dict) -> None:
-    from .variants import select_config as sel
+def _per_config(req: dict, progress: Progress, run) -> dict:
+    """Run ``run(ref, kernel, item, device, guard)`` on every config of the chosen device."""
+    from .provenance import environment
+    from .variants import select_config
 
-    sel(kernel, cfg)
+    device, ref, kernel, guard = _prepare(req, progress)
+    out = {"device": device, "env": environment(device), "configs": []}
+    for item in req["configs_by_device"][device]:
+        progress.start(f"config {item['key']}")
+        select_config(kernel, item["config"])
+        rec = run(ref, kernel, item, device, guard)
+        progress.record(rec)
+        out["configs"].append(rec)
+    return out
 
 
 def task_correctness(req: dict, progress: Progress) -> dict:
     from .correctness import check_config
-    from .provenance import environment
 
-    device, ref, kernel, guard = _prepare(req, progress)
-    out = {"device": device, "env": environment(device), "configs": []}
-    for item in req["configs_by_device"][device]:
-        progress.start(f"config {item['key']}")
-        select_config(kernel, item["config"])
-        rec = check_config(
-            ref, kernel, item["config"], item["class"], seeds=req["seeds"], tol=item["tol"], device=device, guard=guard
-        )
-        progress.record(rec)
-        out["configs"].append(rec)
-    return out
+    return _per_config(
+        req,
+        progress,
+        lambda ref, kernel, it, device, guard: check_config(
+            ref, kernel, it["config"], it["class"], seeds=req["seeds"], tol=it["tol"], device=device, guard=guard
+        ),
+    )
 
 
 def task_bench(req: dict, progress: Progress) -> dict:
-    from .provenance import environment
     from .timing import bench_config
 
-    device, ref, kernel, guard = _prepare(req, progress)
-    out = {"device": device, "env": environment(device), "configs": []}
-    for item in req["configs_by_device"][device]:
-        progress.start(f"config {item['key']}")
-        select_config(kernel, item["config"])
-        rec = bench_config(
-            ref, kernel, item["config"], item["class"], tol=item["tol"], device=device, opts=req["opts"], guard=guard
-        )
-        progress.record(rec)
-        out["configs"].append(rec)
-    return out
+    return _per_config(
+        req,
+        progress,
+        lambda ref, kernel, it, device, guard: bench_config(
+            ref, kernel, it["config"], it["class"], tol=it["tol"], device=device, opts=req["opts"], guard=guard
+        ),
+    )
 
 
 def task_profile(req: dict, progress: Progress) -> dict:
@@ -94,6 +94,7 @@ def task_profile(req: dict, progress: Progress) -> dict:
 
     from .profiling import largest_per_class, profile_class, triton_metadata
     from .provenance import environment
+    from .variants import select_config
 
     device, ref, kernel, guard = _prepare(req, progress)
     raw = Path(req["raw_dir"])

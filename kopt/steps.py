@@ -215,10 +215,9 @@ def _cfg_cols(item: dict) -> dict:
 
 
 def candidate(
-    version: str, correctness_json: str, df: pd.DataFrame, meta_yaml: str, kernel: str, bottleneck: dict | None = None
+    version: str, correctness_json: str, df: pd.DataFrame, meta: dict, kernel: str, bottleneck: dict | None = None
 ) -> dec.Candidate:
     corr = json.loads(Path(correctness_json).read_text())
-    meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
     tc = meta.get("target_class", "all")
     tcs = [tc] if isinstance(tc, str) else list(tc)
     status, reason = corr["status"], corr["error"]
@@ -276,14 +275,13 @@ def compare(
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
     df = pd.read_csv(bench_csv)
     bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
-    cand = candidate(version, correctness_json, df, meta_yaml, kernel, bneck)
-    comp_meta_path = meta_yaml
+    meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
+    cand = candidate(version, correctness_json, df, meta, kernel, bneck)
     p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"], params.get("trend_floor_pct", 0.0))
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None
     comp["hypothesis"] = cand.hypothesis
-    comp["meta_path"] = str(comp_meta_path)
     comp["target_classes"] = cand.target_classes or "all"
     if bneck and bneck.get("status") == "ok":
         comp["roofline"] = {
@@ -292,7 +290,7 @@ def compare(
         }
     comp["diff"] = diff_size(kernel, parent_kernel)
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
-    comp["experience"] = _log_experience(comp, ws, df, parent_bottleneck, params)
+    comp["experience"] = _log_experience(comp, ws, df, parent_bottleneck, meta.get("strategy"), params)
     _write_json(out_json, _clean(comp))
     return comp
 
@@ -314,7 +312,9 @@ def diff_size(kernel: str, parent: str | None) -> dict | None:
     return {"parent": str(parent), "lines_added": added, "lines_removed": removed, "lines_changed": added + removed}
 
 
-def _log_experience(comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, params: dict) -> dict:
+def _log_experience(
+    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None, params: dict
+) -> dict:
     """Append this comparison to the experience log (never fails the comparison)."""
     from .experience import Store, entry_from_comparison
 
@@ -327,10 +327,9 @@ def _log_experience(comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | N
             if pick:
                 names = [c["bottleneck"] for c in pick]
                 bn = max(set(names), key=names.count)
-        meta = yaml.safe_load(Path(comp["meta_path"]).read_text()) or {} if comp.get("meta_path") else {}
         chip = str(df["device"].iloc[0]) if len(df) else "cpu"
         entry = entry_from_comparison(
-            comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=meta.get("strategy"), workspace=str(ws.root)
+            comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=strategy, workspace=str(ws.root)
         )
         with Store(params.get("experience_db") or None) as st:
             added = st.add(entry)

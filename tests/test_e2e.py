@@ -63,7 +63,9 @@ def test_compare_is_a_fold_over_the_chain(project):
         assert cur["decision"] in {"keep", "discard", "split-recommended"}
     v4, v5, v6 = comps[4], comps[5], comps[6]
     assert v4["decision"] == "discard" and v4["reason"] == "incorrect"
-    assert v5["repair_of"] == "v4" and v5["decision"] in {"keep", "discard"} and v5["reason"] != "incorrect"
+    # a passing repair is compared like any candidate (CPU-interpreter noise decides which way)
+    assert v5["repair_of"] == "v4" and v5["reason"] not in {"incorrect", "failed", "repair-limit"}
+    assert v5["decision"] in {"keep", "discard", "split-recommended"} and v5["per_class"]
     # the split routes N=256 to v3 and the rest to v1, and is decided like a candidate aimed at N=256
     assert v6["dispatch"]["routes"]["M=48,N=256,dtype=float32"] == "v3"
     assert v6["dispatch"]["routes"]["M=8,N=2048,dtype=float32"] == "v1"
