@@ -206,11 +206,6 @@ def _recommend(settings: dict, chip: str, bottleneck_class: str) -> list[dict] |
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def _config_peak(ceil: dict, cfg: dict) -> float | None:
-    dt = hw.DTYPE_PEAK.get(str(cfg.get("dtype", "float32")), "fp32")
-    return ceil["compute_tflops"].get(dt)
-
-
 def bottleneck(
     *, version: str, profile_json: str, bench_csv: str, hardware_json: str, out_json: str, settings: dict
 ) -> dict:
@@ -244,7 +239,7 @@ def bottleneck(
                 flops=r.flops if pd.notna(r.flops) else None,
                 nbytes=r.bytes if pd.notna(r.bytes) else None,
                 time_us=float(t),
-                peak_tflops=_config_peak(ceil, cfg),
+                peak_tflops=hw.peak_for(ceil, cfg),
                 peak_gbps=ceil["memory_gbps"],
                 target_fraction=target,
             )

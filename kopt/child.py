@@ -35,9 +35,12 @@ def _prepare(req: dict, progress: Progress):
     progress.device(device)
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-    from . import correctness, timing, variants
+        from . import interpreter
 
-    guard_before = harness.Guard(extra_modules=(harness, correctness, timing))
+        interpreter.install(req["kernel"])
+    from . import correctness, inputs, reference, timing, trial, variants, verify
+
+    guard_before = harness.Guard(extra_modules=(harness, correctness, timing, trial, inputs, reference, verify))
     ref = variants.load_reference(req["ref"])
     if req["kernel"].startswith("torch:"):
         kernel = variants.torch_baseline(ref, req["kernel"].split(":", 1)[1])
@@ -47,6 +50,11 @@ def _prepare(req: dict, progress: Progress):
         kernel = variants.load_variant(req["kernel"])
     guard_before.check(f"{req['kernel']}: on import")
     return device, ref, kernel, guard_before
+
+
+def _opts(req: dict) -> dict:
+    """Timing options and the inputs' settings (seed, pool, reference memory), as one mapping."""
+    return {**(req.get("opts") or {}), **(req.get("inputs") or {})}
 
 
 def _per_config(req: dict, progress: Progress, run) -> dict:
@@ -72,7 +80,7 @@ def task_correctness(req: dict, progress: Progress) -> dict:
         req,
         progress,
         lambda ref, kernel, it, device, guard: check_config(
-            ref, kernel, it["config"], it["class"], seeds=req["seeds"], tol=it["tol"], device=device, guard=guard
+            ref, kernel, it, seeds=req["seeds"], device=device, guard=guard, opts=_opts(req)
         ),
     )
 
@@ -83,9 +91,7 @@ def task_bench(req: dict, progress: Progress) -> dict:
     return _per_config(
         req,
         progress,
-        lambda ref, kernel, it, device, guard: bench_config(
-            ref, kernel, it["config"], it["class"], tol=it["tol"], device=device, opts=req["opts"], guard=guard
-        ),
+        lambda ref, kernel, it, device, guard: bench_config(ref, kernel, it, device=device, opts=_opts(req), guard=guard),
     )
 
 
@@ -104,7 +110,7 @@ def task_profile(req: dict, progress: Progress) -> dict:
     for item in items:
         progress.start(f"config {item['key']}")
         select_config(kernel, item["config"])
-        rec = profile_class(ref, kernel, item, device, raw, calls=int(req.get("calls", 5)))
+        rec = profile_class(ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5)))
         guard.check(f"config {item['key']}, profiled calls")
         progress.record({"key": item["key"], "class": item["class"]})
         out["classes"].append(rec)
@@ -115,9 +121,9 @@ def task_profile(req: dict, progress: Progress) -> dict:
 def task_ncu_calls(req: dict, progress: Progress) -> dict:
     from .profiling import ncu_calls
 
-    device, ref, kernel, _ = _prepare(req, progress)
+    device, ref, kernel, guard = _prepare(req, progress)
     progress.start("ncu calls")
-    ncu_calls(ref, kernel, req["items"], device)
+    ncu_calls(ref, kernel, req["items"], device, guard=guard, opts=_opts(req))
     return {"device": device}
 
 

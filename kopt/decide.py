@@ -63,6 +63,9 @@ class Params:
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
     # rerun spread): without it +0.01% then +0.02% would make a regression
     trend_floor_pct: float = 0.0
+    # a class this many times faster than the best so far is flagged for review (KernelBench's
+    # excessive-speedup check): result reuse or skipped work can hide under the physical limit
+    review_speedup: float = 10.0
 
 
 def initial_state() -> dict:
@@ -205,6 +208,12 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
             verdict = "tie"
             new_last[cls] = direction
         verdicts[cls] = verdict
+        speedup = 100.0 / (100.0 + delta)
+        if speedup > params.review_speedup:
+            comp.setdefault("review", []).append(
+                f"{cls}: {speedup:.1f}x faster than {best['version']} (over {params.review_speedup:g}x): check for "
+                "result reuse or skipped work before trusting it"
+            )
         disagreement = None
         differ = [k for k in keys if cand.gpu_us.get(k) and abs(cand.gpu_us[k] / cand.medians[k] - 1) * 100 > DISAGREE_PTS]
         if differ:

@@ -6,7 +6,7 @@ import platform
 import shutil
 import subprocess
 
-from .provenance import now
+from .provenance import library_versions, now
 
 SMI_FIELDS = [
     "name",
@@ -94,6 +94,7 @@ def collect(device: str) -> dict:
         "torch": torch.__version__,
         "triton": triton_v,
         "snakemake": sm_v,
+        "libraries": library_versions(),
         "profilers": {"ncu": tool_version("ncu"), "rocprofv3": tool_version("rocprofv3")},
         "nvidia_smi": nvidia_smi() if gpu else None,
         "rocm_smi": _run(["rocm-smi", "--showclocks"]) if gpu and shutil.which("rocm-smi") else None,

@@ -274,3 +274,23 @@ def ceilings(measured: dict | None, entry: dict | None) -> dict:
         else:
             out["compute_tflops"][dt], out["basis"][dt] = None, "unknown"
     return out
+
+
+def peak_for(ceil: dict, cfg: dict) -> float | None:
+    """The compute ceiling of a config's dtype (the roofline's), TFLOP/s."""
+    return ceil["compute_tflops"].get(DTYPE_PEAK.get(str(cfg.get("dtype", "float32")), "fp32"))
+
+
+def physical_limits(ceil: dict) -> dict:
+    """The fastest this device can go at all: the highest dense matmul rate of any dtype (a kernel
+    may use tensor cores of a lower precision than its config's dtype, e.g. tf32 for float32) and
+    the memory ceiling, each with its basis (measured, else cited)."""
+    comp = {k: v for k, v in (ceil.get("compute_tflops") or {}).items() if v}
+    top = max(comp, key=comp.get) if comp else None
+    basis = ceil.get("basis") or {}
+    return {
+        "compute_tflops": comp.get(top),
+        "compute_basis": f"{basis.get(top, '?')} {top} matmul ceiling" if top else None,
+        "memory_gbps": ceil.get("memory_gbps"),
+        "memory_basis": f"{basis.get('memory', '?')} copy ceiling",
+    }

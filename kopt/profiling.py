@@ -8,14 +8,13 @@ One config per config class is profiled: its largest (most bytes moved, else mos
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import torch
 
 from . import torchtrace
-from .harness import make_case, poison_outputs, seed_for, sync
-from .timing import _call, profiled_calls
+from .timing import Lab, profiled_calls, timed_call
+from .trial import Trial
 
 
 def largest_per_class(ref, items: list[dict]) -> list[dict]:
@@ -102,56 +101,57 @@ def _sass(cubin) -> str | None:
         return None
 
 
-def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, calls: int = 5) -> dict:
+def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, *, guard, opts: dict, calls: int = 5) -> dict:
+    """Per-kernel GPU times of ``calls`` checked calls under torch.profiler (on the CPU: the
+    interpreter's wall time), after three warm-up calls."""
     cfg, cls = item["config"], item["class"]
-    case = make_case(ref, cfg, seed_for(item["key"], 3000), device)
-    for _ in range(3):  # warm-up (compilation)
-        poison_outputs(case)
-        _call(kernel, case)
-    sync(device)
+    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="profile", max_sets=2)
+    lab = Lab(device, flush_l2=True)
+    for i in range(3):  # warm-up (compilation); the first call checked
+        timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
     rec = {"class": cls, "config": cfg, "key": item["key"]}
     if device == "cuda":
-        name = re_safe(cls)
-        trace_path = raw_dir / f"torch_trace.{name}.json"
-        trace = profiled_calls(kernel, case, calls, str(trace_path))
+        trace_path = raw_dir / f"torch_trace.{re_safe(cls)}.json"
+        trace, seeds = profiled_calls(trial, lab, calls, str(trace_path))
         kernels = torchtrace.per_kernel(torchtrace.gpu_events(trace), calls)
         rec.update(
             backend="torch.profiler",
             raw=[trace_path.name],
             kernels=kernels,
             gpu_us_per_call=sum(k["us_per_call"] for k in kernels) or None,
+            seeds=seeds,
         )
     else:
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            _call(kernel, case)
-        dt = (time.perf_counter() - t0) / calls * 1e6
+        wall = [timed_call(trial, lab, where=f"config {item['key']}, profiled call {i}") for i in range(calls)]
         rec.update(
             backend="cpu-interpreter",
             raw=[],
             kernels=[{"name": f"{getattr(f, '__name__', None) or getattr(getattr(f, 'fn', None), '__name__', '?')} (Triton interpreter)", "kind": "interpreted", "calls": None,
                       "mean_us": None, "us_per_call": None, "share": None} for f in _jit_functions(kernel)],
-            wall_us_per_call=dt,
+            wall_us_per_call=sum(w.us for w in wall) / calls,
             gpu_us_per_call=None,
+            seeds=[w.seed for w in wall],
             note="no GPU profiler on the CPU: wall time of the Triton interpreter, not GPU performance",
         )
     return rec
 
 
-def ncu_calls(ref, kernel, items: list[dict], device: str, warmup: int = 3) -> None:
-    """For Nsight Compute: per class, warm-up calls, then one call inside the NVTX range."""
+def ncu_calls(ref, kernel, items: list[dict], device: str, *, guard, opts: dict, warmup: int = 3) -> None:
+    """For Nsight Compute: per class, warm-up calls, then one call inside the NVTX range, each on
+    freshly drawn inputs (the first checked)."""
     from .ncu import NVTX_RANGE
-
     from .variants import select_config
 
     for item in items:
         select_config(kernel, item["config"])
-        case = make_case(ref, item["config"], seed_for(item["key"], 3000), device)
-        for _ in range(warmup):
-            _call(kernel, case)
+        trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="ncu")
+        lab = Lab(device, flush_l2=True)
+        for i in range(warmup):
+            timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
+        s = trial.prepare()
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_push(NVTX_RANGE)
-        _call(kernel, case)
+        trial.call(s)
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
 

@@ -47,6 +47,22 @@ def _nvidia_smi(query: str) -> str | None:
     return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
 
 
+LIBRARIES = ("numpy", "scipy", "pandas", "matplotlib", "jinja2", "pyyaml", "jsonschema", "cuda-bindings", "nvidia-ml-py")
+
+
+def library_versions() -> dict[str, str | None]:
+    """Versions of the numeric and support libraries (None: not installed), without importing them."""
+    from importlib import metadata
+
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def environment(device: str) -> dict:
     """What ran the job; called in the child, where torch is already imported."""
     import torch
@@ -58,6 +74,7 @@ def environment(device: str) -> dict:
         "torch": torch.__version__,
         "host": platform.node(),
         "platform": platform.platform(),
+        "libraries": library_versions(),
     }
     try:
         import triton

@@ -58,3 +58,22 @@ def point(
         "target_reached": fraction is not None and fraction >= target_fraction,
         "gap_to_target": None if fraction is None else max(target_fraction - fraction, 0.0),
     }
+
+
+def beyond_hardware(*, flops: float | None, nbytes: float | None, time_us: float, limits: dict, margin_pct: float) -> str | None:
+    """Why a config's achieved rate is physically impossible (above ``limits`` by more than
+    ``margin_pct``), or None. ``limits``: kopt.hardware.physical_limits."""
+    sec, allow = time_us * 1e-6, 1 + margin_pct / 100
+    out = []
+    if flops and limits.get("compute_tflops"):
+        tf = flops / sec / 1e12
+        if tf > limits["compute_tflops"] * allow:
+            out.append(
+                f"{tf:,.1f} TFLOP/s against {limits['compute_tflops']:,.1f} TFLOP/s ({limits['compute_basis']}) "
+                f"+{margin_pct:g}%"
+            )
+    if nbytes and limits.get("memory_gbps"):
+        gb = nbytes / sec / 1e9
+        if gb > limits["memory_gbps"] * allow:
+            out.append(f"{gb:,.0f} GB/s against {limits['memory_gbps']:,.0f} GB/s ({limits['memory_basis']}) +{margin_pct:g}%")
+    return "; ".join(out) or None

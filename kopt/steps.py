@@ -23,7 +23,13 @@ from .workspace import Workspace, config_class, config_key, load_workspace
 
 def _items(ws: Workspace, configs: list[dict]) -> list[dict]:
     return [
-        {"config": c, "key": config_key(c), "class": config_class(c, ws.class_by), "tol": ws.tolerance(c)}
+        {
+            "config": c,
+            "key": config_key(c),
+            "class": config_class(c, ws.class_by),
+            "tol": ws.tolerance(c),
+            "tolerances": ws.tolerances,
+        }
         for c in configs
     ]
 
@@ -36,6 +42,7 @@ def _request(ws: Workspace, kernel: str, params: dict, impl: str | None = None) 
         "seeds": ws.seeds,
         "configs_by_device": {"cpu": _items(ws, ws.cpu_configs), "cuda": _items(ws, ws.configs)},
         "opts": params.get("bench", {}),
+        "inputs": params.get("inputs", {}),
     }
 
 
@@ -150,14 +157,17 @@ def bench(
     out_meta: str,
     log: str,
     params: dict,
+    hardware_json: str | None = None,
     impl: str | None = None,
 ) -> pd.DataFrame:
+    """Time a version that passed the gate (``impl``: a torch baseline instead); a config faster
+    than the hardware allows (``hardware_json``'s ceilings) is refused."""
     ws = load_workspace(Path(target).parent, versions=False)
     corr = json.loads(Path(correctness_json).read_text())
     req = _request(ws, kernel, params, impl)
     device = corr["device"]
     method = "cpu-interpreter" if device == "cpu" else "cuda-events"
-    rows, samples, env, child, gate = [], [], corr["provenance"].get("env"), "not run", None
+    rows, samples, env, child, gate, inputs = [], [], corr["provenance"].get("env"), "not run", None, {}
     items = req["configs_by_device"]["cpu" if device == "cpu" else "cuda"]
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
@@ -173,15 +183,18 @@ def bench(
                 row.update({k: r.get(k) for k in ("median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
                 row.update(method=r["method"], profiler_us=r.get("profiler_us"), event_null_us=r.get("event_null_us"))
                 row.update(sm_clock_mhz=r.get("sm_clock_mhz"), throttled=r.get("throttled"))
-                samples += [{"config_key": r["key"], "sample": i, "us": s} for i, s in enumerate(r["samples_us"])]
+                samples += [{"config_key": r["key"], "sample": i, **s} for i, s in enumerate(r["samples"])]
+                inputs[r["key"]] = {**r["inputs"], "l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
             else:
                 row["method"] = method
             rows.append(row)
+    if hardware_json:
+        refuse_beyond_hardware(rows, json.loads(Path(hardware_json).read_text()), params.get("ceiling_margin_pct", 15.0))
     cfg_cols = list(items[0]["config"]) if items else []
     df = pd.DataFrame(rows, columns=cfg_cols + BENCH_COLUMNS)
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out_csv, index=False)
-    pd.DataFrame(samples, columns=["config_key", "sample", "us"]).to_csv(out_samples, index=False)
+    pd.DataFrame(samples, columns=["config_key", "sample", "us", "seed", "set"]).to_csv(out_samples, index=False)
     _write_json(
         out_meta,
         {
@@ -194,10 +207,34 @@ def bench(
                 else "median of CUDA-event samples, L2 flushed and outputs checked around every call",
                 "opts": params.get("bench", {}),
             },
+            "inputs": {
+                "settings": params.get("inputs", {}),
+                "note": "every call draws fresh inputs (a new seed) into one of a pool of input sets visited in "
+                "random order; each call's outputs are checked against the reference of its own inputs",
+                "per_config": inputs,
+            },
             "provenance": {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": env, "child": child, "gate": gate},
         },
     )
     return df
+
+
+def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> None:
+    """Fail every row whose achieved rate, on the faster of its two clocks, is above the GPU's
+    physical limit by more than ``margin_pct``: result reuse or skipped work, never a keep."""
+    from .hardware import physical_limits
+    from .roofline import beyond_hardware
+
+    limits = physical_limits(hw.get("ceilings") or {})
+    for row in rows:
+        if row.get("status") != "ok" or row.get("median_us") is None:
+            continue
+        times = [t for t in (row.get("median_us"), row.get("profiler_us")) if t is not None and t == t and t > 0]
+        why = beyond_hardware(
+            flops=row.get("flops"), nbytes=row.get("bytes"), time_us=min(times), limits=limits, margin_pct=margin_pct
+        )
+        if why:
+            row.update(status="failed", error=f"config {row['config_key']}: faster than the hardware allows: {why}; result reuse or skipped work? (or ref.py's flops()/bytes_moved() overstate the work)")
 
 
 def redirect_log(path: str):
@@ -277,7 +314,12 @@ def compare(
     bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
     meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
     cand = candidate(version, correctness_json, df, meta, kernel, bneck)
-    p = dec.Params(params["noise_pct"], params["max_consecutive_regressions"], params.get("trend_floor_pct", 0.0))
+    p = dec.Params(
+        params["noise_pct"],
+        params["max_consecutive_regressions"],
+        params.get("trend_floor_pct", 0.0),
+        params.get("review_speedup", 10.0),
+    )
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None

@@ -109,13 +109,27 @@ def load_reference(path: str | Path):
 BASELINES = ("eager", "compile")
 
 
-def torch_baseline(ref, impl: str) -> Callable[..., None]:
-    """The reference itself as a kernel: ``eager`` (plain PyTorch) or ``compile`` (torch.compile),
-    timed by the same harness as the variants, for the reports' "against torch" columns."""
+class TorchBaseline:
+    """The reference itself as the kernel: called as its users call it, with setup()'s inputs only
+    (a returning reference allocates its outputs inside the timed call, as in real use)."""
+
+    kopt_reference = True
+
+    def __init__(self, fn: Callable, impl: str):
+        self.fn, self.impl = fn, impl
+        self.__globals__ = getattr(fn, "__globals__", {})
+
+    def __call__(self, **inputs):
+        return self.fn(**inputs)
+
+
+def torch_baseline(ref, impl: str) -> TorchBaseline:
+    """The reference as ``eager`` (plain PyTorch) or ``compile`` (torch.compile), timed by the same
+    harness as the variants, for the reports' "against torch" columns."""
     if impl == "eager":
-        return ref.reference
+        return TorchBaseline(ref.reference, impl)
     if impl == "compile":
         import torch
 
-        return torch.compile(ref.reference)
+        return TorchBaseline(torch.compile(ref.reference), impl)
     raise KernelFault(f"unknown torch baseline '{impl}' (known: {list(BASELINES)})")

@@ -4,6 +4,7 @@ rule baseline:
         settings=SETTINGS["bench"],
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
+        hardware=HARDWARE_JSON,
     output:
         correctness="results/baselines/{impl}/correctness.json",
         correctness_md="results/baselines/{impl}/correctness.md",

@@ -7,6 +7,7 @@ rule bench:
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",
+        hardware=HARDWARE_JSON,
     output:
         csv="results/{version}/bench.csv",
         samples="results/{version}/bench_samples.csv",

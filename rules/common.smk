@@ -91,12 +91,17 @@ _run = {
     "device": config["device"],
     "timeout_s": config["timeout_s"],
     "gate": config["gate"],
+    "inputs": config["inputs"],
 }
 SETTINGS = {
     name: write_if_changed(f"results/settings/{name}.json", value)
     for name, value in {
         "run": _run,
-        "bench": {**_run, "bench": config["bench"]},
+        "bench": {
+            **_run,
+            "bench": config["bench"],
+            "ceiling_margin_pct": config["ceiling_margin_pct"],
+        },
         "profile": {
             **_run,
             **config["profiler"],
@@ -113,6 +118,7 @@ SETTINGS = {
             "trend_floor_pct": config["trend_floor_pct"],
             "experience_db": config["experience_db"],
             "max_consecutive_regressions": config["max_consecutive_regressions"],
+            "review_speedup": config["review_speedup"],
         },
     }.items()
 }

@@ -17,5 +17,6 @@ df = bench(
     out_meta=out.meta,
     log=snakemake.log[0],
     params=settings,
+    hardware_json=snakemake.input.hardware,
 )
 print(df.to_string())

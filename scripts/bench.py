@@ -14,5 +14,6 @@ df = bench(
     out_meta=snakemake.output.meta,
     log=snakemake.log[0],
     params=read_settings(snakemake.input.settings),
+    hardware_json=snakemake.input.hardware,
 )
 print(df.to_string())

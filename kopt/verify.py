@@ -1,0 +1,96 @@
+"""Compare a kernel's outputs with the expected ones, per output and per dtype (child side).
+
+Floating outputs pass when ``|out - ref| <= atol + rtol*|ref|`` against the float64 reference,
+with the tolerance of the output's own dtype (``tolerances`` in target.yaml, keyed by dtype name)
+or else the config's; integer and bool outputs must be equal, unless target.yaml gives a
+tolerance for their dtype. The comparison runs in chunks, so a 6 GB output does not need three
+more float64 copies of itself.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .reference import FLOAT32_REFERENCE_RTOL, OutputSpec, dtype_name
+
+_isclose = torch.isclose  # bound before any kernel is imported (harness.Guard watches torch)
+_isnan = torch.isnan
+_isinf = torch.isinf
+_eq = torch.eq
+EXACT = {"atol": 0.0, "rtol": 0.0}
+CHUNK = 1 << 24  # elements per comparison step (128 MiB of float64)
+
+
+def tolerance_for(spec: OutputSpec, tolerances: dict, config_tol: dict, widened: bool) -> dict:
+    """The tolerance of one output: its dtype's, else the config's (floating) or exact (integer, bool)."""
+    floating = getattr(torch, spec.dtype).is_floating_point
+    tol = dict(tolerances.get(spec.dtype) or (config_tol if floating else EXACT))
+    if widened and floating:
+        tol["rtol"] = tol["rtol"] + FLOAT32_REFERENCE_RTOL
+    return tol
+
+
+def _exact(out: torch.Tensor, exp: torch.Tensor, tol: dict) -> bool:
+    integral = not (out.is_floating_point() or out.is_complex()) and not (exp.is_floating_point() or exp.is_complex())
+    return integral and tol["atol"] == 0 and tol["rtol"] == 0
+
+
+def compare(out: torch.Tensor, exp: torch.Tensor, spec: OutputSpec, tol: dict, detail: bool = True) -> dict:
+    """``ok``, ``reason`` and (with ``detail``) ``max_abs`` / ``max_rel`` of one output."""
+    rec = {"ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
+    if tuple(out.shape) != spec.shape:
+        rec["reason"] = f"shape {tuple(out.shape)} differs from the reference's {spec.shape}"
+        return rec
+    if dtype_name(out.dtype) != spec.dtype:
+        rec["reason"] = f"dtype {dtype_name(out.dtype)} differs from the reference's {spec.dtype}"
+        return rec
+    o, e = out.detach().reshape(-1), exp.detach().reshape(-1)
+    exact = _exact(out, exp, tol)
+    n_bad = n_nan = n_inf = 0
+    first = None
+    for a in range(0, o.numel(), CHUNK):
+        oc = o[a : a + CHUNK]
+        ec = e[a : a + CHUNK].to(oc.device)
+        if exact:
+            good = _eq(oc.to(torch.int64), ec.to(torch.int64))
+        else:
+            oc, ec = oc.to(torch.float64), ec.to(torch.float64)
+            good = _isclose(oc, ec, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+        bad = int((~good).sum())
+        if bad and first is None:
+            i = int((~good).nonzero()[0])
+            first = (a + i, float(oc[i]), float(ec[i]))
+        n_bad += bad
+        if not exact:
+            n_nan += int((_isnan(oc) & ~_isnan(ec)).sum())
+            n_inf += int((_isinf(oc) & ~_isinf(ec)).sum())
+        if detail:
+            _extremes(rec, oc.to(torch.float64), ec.to(torch.float64), tol["atol"])
+        elif n_bad:
+            break
+    rec["reason"] = _reason(o.numel(), n_bad, n_nan, n_inf, first, tol)
+    rec["ok"] = rec["reason"] is None
+    return rec
+
+
+def _extremes(rec: dict, o: torch.Tensor, e: torch.Tensor, atol: float) -> None:
+    finite = torch.isfinite(o) & torch.isfinite(e)
+    zero = torch.zeros((), dtype=o.dtype, device=o.device)
+    d = (o - e).abs().where(finite, zero)
+    if not d.numel():
+        return
+    rel = (d / e.abs().clamp_min(torch.finfo(torch.float64).tiny)).where(e.abs() > atol, zero)
+    rec["max_abs"] = max(rec["max_abs"], float(d.max()))
+    rec["max_rel"] = max(rec["max_rel"], float(rel.max()))
+
+
+def _reason(n: int, n_bad: int, n_nan: int, n_inf: int, first, tol: dict) -> str | None:
+    if n_nan:
+        return f"{n_nan} of {n} elements are NaN where the reference is not (unwritten or invalid)"
+    if n_inf:
+        return f"{n_inf} of {n} elements are inf where the reference is finite"
+    if not n_bad:
+        return None
+    idx, got, want = first
+    what = "differ from the reference (exact dtype)" if tol == EXACT else f"outside atol={tol['atol']:g}, rtol={tol['rtol']:g}"
+    return f"{n_bad} of {n} elements {what} (first at flat index {idx}: got {got:.6g}, expected {want:.6g})"
