@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from .harness import poison
-from .reference import Draw, Layout, draw
+from .reference import Draw, Layout, draw, human_bytes
 from .variants import KernelFault
 
 
@@ -75,11 +75,11 @@ def pool_size(one_set: int, free: int, reserve: int, max_sets: int, min_sets: in
     fit = max(free - reserve, 0) // max(one_set, 1)
     n = int(min(max_sets, fit))
     if n >= min_sets:
-        why = f"{n} sets of {one_set / 2**20:.1f} MiB" + (" (the configured maximum)" if n == max_sets else " (memory)")
+        why = f"{n} sets of {human_bytes(one_set)}" + (" (the configured maximum)" if n == max_sets else " (memory)")
     else:
         why = (
-            f"only {max(n, 1)} set(s) of {one_set / 2**20:.1f} MiB fit in {free / 2**20:.0f} MiB free after "
-            f"{reserve / 2**20:.0f} MiB reserved for the reference and the checks (wanted {min_sets}); every call "
+            f"only {max(n, 1)} set(s) of {human_bytes(one_set)} fit in {human_bytes(free)} free after "
+            f"{human_bytes(reserve)} reserved for the reference and the checks (wanted {min_sets}); every call "
             "still gets freshly drawn values"
         )
     return max(n, 1), why

@@ -25,6 +25,14 @@ from .variants import KernelFault
 FLOAT64, FLOAT32 = "float64", "float32"
 
 
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
 def dtype_name(dt: torch.dtype) -> str:
     return str(dt).removeprefix("torch.")
 
@@ -206,7 +214,7 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
         need = _bytes_at(d, layout, prec) * (3 if dev == "cpu" else 1)  # the host cannot catch an OOM
         have = min(limit_bytes, available_bytes(dev)) if limit_bytes else available_bytes(dev)
         if need > have:
-            tried.append(f"{prec} on {dev} needs about {need / 2**20:.0f} MiB, {have / 2**20:.0f} MiB available")
+            tried.append(f"{prec} on {dev} needs about {human_bytes(need)}, {human_bytes(have)} available")
             continue
         plan = Placement(dev, prec, why="; ".join(tried) or "fits")
         try:

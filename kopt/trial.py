@@ -35,7 +35,7 @@ class Trial:
         self.key = item["key"]
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
         self.layout, probe_draw = reference.probe(ref, self.cfg, device, self.seeds.next())
-        limit = int(opts.get("reference_memory_limit_mb") or 0) * 2**20
+        limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
         self.placement = reference.place(ref, probe_draw, self.layout, device, limit)
         one = set_bytes(probe_draw, self.layout)
         del probe_draw

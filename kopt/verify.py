@@ -46,42 +46,52 @@ def compare(out: torch.Tensor, exp: torch.Tensor, spec: OutputSpec, tol: dict, d
         return rec
     o, e = out.detach().reshape(-1), exp.detach().reshape(-1)
     exact = _exact(out, exp, tol)
-    n_bad = n_nan = n_inf = 0
-    first = None
+    zero = torch.zeros((), dtype=torch.float64, device=o.device)
+    n_bad, n_nan, n_inf, max_abs, max_rel = zero, zero, zero, zero, zero  # summed on the device: one sync
     for a in range(0, o.numel(), CHUNK):
-        oc = o[a : a + CHUNK]
-        ec = e[a : a + CHUNK].to(oc.device)
-        if exact:
-            good = _eq(oc.to(torch.int64), ec.to(torch.int64))
-        else:
-            oc, ec = oc.to(torch.float64), ec.to(torch.float64)
-            good = _isclose(oc, ec, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
-        bad = int((~good).sum())
-        if bad and first is None:
-            i = int((~good).nonzero()[0])
-            first = (a + i, float(oc[i]), float(ec[i]))
-        n_bad += bad
+        oc, ec, good = _chunk(o, e, a, tol, exact)
+        n_bad = n_bad + (~good).sum()
         if not exact:
-            n_nan += int((_isnan(oc) & ~_isnan(ec)).sum())
-            n_inf += int((_isinf(oc) & ~_isinf(ec)).sum())
+            n_nan = n_nan + (_isnan(oc) & ~_isnan(ec)).sum()
+            n_inf = n_inf + (_isinf(oc) & ~_isinf(ec)).sum()
         if detail:
-            _extremes(rec, oc.to(torch.float64), ec.to(torch.float64), tol["atol"])
-        elif n_bad:
-            break
-    rec["reason"] = _reason(o.numel(), n_bad, n_nan, n_inf, first, tol)
+            d_abs, d_rel = _extremes(oc.to(torch.float64), ec.to(torch.float64), tol["atol"])
+            max_abs, max_rel = torch.maximum(max_abs, d_abs), torch.maximum(max_rel, d_rel)
+    rec["max_abs"], rec["max_rel"] = float(max_abs), float(max_rel)
+    n_bad = int(n_bad)
+    first = _first_bad(o, e, tol, exact) if n_bad else None
+    rec["reason"] = _reason(o.numel(), n_bad, int(n_nan), int(n_inf), first, tol)
     rec["ok"] = rec["reason"] is None
     return rec
 
 
-def _extremes(rec: dict, o: torch.Tensor, e: torch.Tensor, atol: float) -> None:
-    finite = torch.isfinite(o) & torch.isfinite(e)
+def _chunk(o: torch.Tensor, e: torch.Tensor, a: int, tol: dict, exact: bool):
+    oc = o[a : a + CHUNK]
+    ec = e[a : a + CHUNK].to(oc.device)
+    if exact:
+        return oc, ec, _eq(oc.to(torch.int64), ec.to(torch.int64))
+    oc, ec = oc.to(torch.float64), ec.to(torch.float64)
+    return oc, ec, _isclose(oc, ec, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+
+
+def _first_bad(o: torch.Tensor, e: torch.Tensor, tol: dict, exact: bool) -> tuple[int, float, float] | None:
+    for a in range(0, o.numel(), CHUNK):
+        oc, ec, good = _chunk(o, e, a, tol, exact)
+        if not bool(good.all()):
+            i = int((~good).nonzero()[0])
+            return a + i, float(oc[i]), float(ec[i])
+    return None
+
+
+def _extremes(o: torch.Tensor, e: torch.Tensor, atol: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Largest absolute and relative error over finite elements (relative where |ref| > atol)."""
     zero = torch.zeros((), dtype=o.dtype, device=o.device)
+    if not o.numel():
+        return zero, zero
+    finite = torch.isfinite(o) & torch.isfinite(e)
     d = (o - e).abs().where(finite, zero)
-    if not d.numel():
-        return
     rel = (d / e.abs().clamp_min(torch.finfo(torch.float64).tiny)).where(e.abs() > atol, zero)
-    rec["max_abs"] = max(rec["max_abs"], float(d.max()))
-    rec["max_rel"] = max(rec["max_rel"], float(rel.max()))
+    return d.max(), rel.max()
 
 
 def _reason(n: int, n_bad: int, n_nan: int, n_inf: int, first, tol: dict) -> str | None:

@@ -156,3 +156,12 @@ def test_decide_does_not_mutate_state():
     s0 = initial_state()
     _, s1 = decide(s0, cand("v0"), P)
     assert s0 == initial_state() and s1["best"]["version"] == "v0"
+
+
+def test_a_speedup_over_ten_times_is_flagged_for_review():
+    comps, _ = fold([cand("v0"), cand("v1", 9.0, 50.0)], P)
+    assert comps[1]["decision"] == "keep"
+    (flag,) = comps[1]["review"]
+    assert flag.startswith("A: 11.1x faster than v0") and "result reuse or skipped work" in flag
+    comps, _ = fold([cand("v0"), cand("v1", 11.0, 50.0)], P)
+    assert "review" not in comps[1]
