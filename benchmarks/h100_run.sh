@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The evidence run on the GPU machine (see docs/runs/). Run from the repo root, with the wheels
+# The evidence runs on the GPU machine (see docs/runs/). Run from the repo root, with the wheels
 # from ../shared/gpu/make-wheels.sh in .whl/ and $OUT set by the device tool:
-#   bash benchmarks/h100_run.sh graph    # the whole graph (profiles included), then its overhead
-#   bash benchmarks/h100_run.sh checks   # v0 rerun three times (spread), the GPU tests
-# Each phase fits in one 10-minute device call.
+#   bash benchmarks/h100_run.sh tests    # GPU tests (cheats, replays, dtypes) and the KernelBench problems
+#   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
+#   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
+# Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
 set -uo pipefail
 phase=${1:-graph}
 python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists" || true
@@ -11,28 +12,32 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/kopt-out}
 mkdir -p "$OUT"
 run() { echo "\$ $*"; /usr/bin/time -f "[wall %e s]" "$@"; }
-if [ "$phase" = graph ]; then
+case "$phase" in
+tests)
   {
     nvidia-smi
     nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+    python3 -c "import torch, triton, numpy; print('torch', torch.__version__, 'triton', triton.__version__, 'numpy', numpy.__version__)"
     ncu --version
   } > "$OUT/machine.txt" 2>&1
-  rm -rf results
-  run python3 -m snakemake --cores 1 > "$OUT/snakemake.log" 2>&1  # all: compare.json of v3, env_check, reports
+  run python3 -m pytest -q -s -p no:cacheprovider tests/gpu tests/test_bad_kernels.py tests/test_inputs.py tests/test_reference.py > "$OUT/pytest_gpu.txt" 2>&1
+  run python3 benchmarks/kernelbench_problems.py --out results/kernelbench > "$OUT/kernelbench.txt" 2>&1
+  tar czf "$OUT/kernelbench.tgz" results/kernelbench
+  tail -n 3 "$OUT/pytest_gpu.txt"; grep -E "^== " "$OUT/kernelbench.txt"
+  ;;
+graph)
+  [ -n "${KEEP_RESULTS:-}" ] || rm -rf results
+  python3 -m snakemake --unlock > /dev/null 2>&1
+  # the file sync may move modification times: rerun on changed inputs, not on mtimes
+  run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 --rerun-incomplete --rerun-triggers input params code ${GRAPH_ARGS:-} >> "$OUT/snakemake.log" 2>&1
   echo "graph exit: $?" >> "$OUT/snakemake.log"
-  [ -n "${SKIP_OVERHEAD:-}" ] || run python3 benchmarks/graph_overhead.py > "$OUT/overhead.txt" 2>&1
-  python3 -m snakemake --report results/report.html > "$OUT/report.log" 2>&1
-  tar czf "$OUT/results.tgz" results/
-  tail -n 3 "$OUT/snakemake.log"; if [ -f "$OUT/overhead.txt" ]; then tail -n 3 "$OUT/overhead.txt"; fi
-else
-  # results/ of the graph phase is still there on a warm machine: remeasure the ceilings (and so
-  # every bottleneck and comparison), ignoring modification times the file sync may have moved
-  if [ -d results/v3 ]; then
-    run python3 -m snakemake --cores 1 -R hardware --rerun-triggers input params > "$OUT/snakemake_ceilings.log" 2>&1
-    tar czf "$OUT/results.tgz" results/
-  fi
+  if [ -f results/performance.md ]; then python3 -m snakemake --report results/report.html > "$OUT/report.log" 2>&1; fi
+  tar czf "$OUT/results.tgz" --exclude='results/kernelbench' results/
+  tail -n 3 "$OUT/snakemake.log"
+  ;;
+checks)
   run python3 benchmarks/rerun_spread.py --version v0 --runs 3 > "$OUT/spread.txt" 2>&1
-  run python3 -m pytest -q -s -p no:cacheprovider tests/gpu tests/test_bad_kernels.py > "$OUT/pytest_gpu.txt" 2>&1
-  tail -n 5 "$OUT/spread.txt" "$OUT/pytest_gpu.txt"
-fi
+  run python3 benchmarks/rotation_overhead.py --old .old --version v1 --rounds 2 > "$OUT/rotation.txt" 2>&1
+  tail -n 5 "$OUT/spread.txt" "$OUT/rotation.txt"
+  ;;
+esac

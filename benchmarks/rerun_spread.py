@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--out", default="results/spread")
     a = ap.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
-    params = {"device": cfg.get("device", "auto"), "timeout_s": cfg.get("timeout_s", 300), "bench": cfg["bench"]}
+    params = {"device": cfg.get("device", "auto"), "timeout_s": cfg.get("timeout_s", 300), "bench": cfg["bench"], "inputs": cfg.get("inputs", {})}
     ws, out = Path(a.workspace), Path(a.out) / a.version
     kernel = str(ws / "kernels" / f"{a.version}.py")
     corr = out / "correctness.json"

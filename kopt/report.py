@@ -64,6 +64,9 @@ class Results:
     hardware: dict
     results_dir: Path
     classes: list[str] = field(default_factory=list)
+    # per torch baseline: True when the reference returns its outputs (timed with its own
+    # allocation), False when it writes buffers it is given, None when unknown
+    baseline_calls: dict[str, bool | None] = field(default_factory=dict)
 
     def version(self, name: str) -> VersionData:
         return next(v for v in self.versions if v.name == name)
@@ -101,14 +104,16 @@ def load(results_dir: str | Path, versions: list[str], metas: list[str], kernels
                 kernel=kernel,
             )
         )
-    baselines = {}
+    baselines, baseline_calls = {}, {}
     for impl in ("eager", "compile"):
         p = rd / "baselines" / impl / "bench.csv"
         if p.is_file():
             baselines[impl] = pd.read_csv(p)
+        configs = _json(rd / "baselines" / impl / "correctness.json").get("configs") or [{}]
+        baseline_calls[impl] = configs[0].get("reference_returns")
     hw = next(iter(sorted((rd / "hardware").glob("*.json"))), None)
     classes = list(dict.fromkeys(vs[0].bench["config_class"])) if vs else []
-    return Results(vs, baselines, _json(rd / "env_check.json"), _json(hw) if hw else {}, rd, classes)
+    return Results(vs, baselines, _json(rd / "env_check.json"), _json(hw) if hw else {}, rd, classes, baseline_calls)
 
 
 def _ratio(new: dict[str, float], old: dict[str, float], keys=None) -> float | None:
@@ -228,6 +233,11 @@ def throttled(res: Results) -> list[str]:
     return out
 
 
+def reviews(res: Results) -> list[dict]:
+    """Comparisons flagged for review: a class faster than the best by more than review_speedup."""
+    return [{"version": v.name, "decision": v.decision, "flags": v.compare["review"]} for v in res.versions if v.compare.get("review")]
+
+
 def render_performance(res: Results) -> str:
     return render(
         "performance.md.j2",
@@ -235,6 +245,7 @@ def render_performance(res: Results) -> str:
         rows=performance_rows(res),
         classes=class_rows(res),
         splits=splits(res),
+        reviews=reviews(res),
         stop=stop_summary(res),
         env=res.env,
         device=res.last.compare.get("device"),
@@ -348,6 +359,7 @@ def render_benchmark(res: Results) -> str:
         rows=benchmark_rows(res),
         clock=res.best.clock() if res.best else "script",
         notes=notes,
+        calls=res.baseline_calls,
         device=res.last.compare.get("device"),
         method=res.last.compare.get("method"),
     )

@@ -22,7 +22,9 @@ rule reports:
         env="results/env_check.json",
         hardware=HARDWARE_JSON,
         baselines=expand(
-            "results/baselines/{impl}/bench.csv", impl=["eager", "compile"]
+            "results/baselines/{impl}/{file}",
+            impl=["eager", "compile"],
+            file=["bench.csv", "correctness.json"],
         ),
         compare=expand("results/{version}/compare.json", version=VERSIONS),
         bench=expand("results/{version}/bench.csv", version=VERSIONS),

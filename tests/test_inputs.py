@@ -44,9 +44,9 @@ def test_replay_keyed_on_content_or_version_never_replays(tmp_path, run_params, 
     assert samples["seed"].nunique() == len(samples)  # every timed call had inputs of its own
 
 
-def _hardware(tmp_path: Path, gbps: float, tflops: float) -> str:
+def _hardware(tmp_path: Path, gbps: float, tflops: float, device: str = "cuda") -> str:
     p = tmp_path / "hardware.json"
-    p.write_text(json.dumps({"ceilings": {"memory_gbps": gbps, "compute_tflops": {"fp32": tflops, "bf16": None}, "basis": {"memory": "measured", "fp32": "measured"}}}))
+    p.write_text(json.dumps({"device": device, "ceilings": {"memory_gbps": gbps, "compute_tflops": {"fp32": tflops, "bf16": None}, "basis": {"memory": "measured", "fp32": "measured"}}}))
     return str(p)
 
 
@@ -59,6 +59,15 @@ def test_faster_than_the_hardware_is_refused(tiny, tmp_path, run_params):
     assert df["error"].str.contains("result reuse or skipped work?").all()
     cand = steps.candidate("v9", str(out / "correctness.json"), df, {}, "k.py")
     assert cand.status == "failed" and "faster than the hardware allows" in cand.reason
+    assert json.loads((out / "bench.json").read_text())["physical_limit"]["checked"] is True
+
+
+def test_cpu_ceilings_are_not_a_physical_limit(tiny, tmp_path, run_params):
+    """The CPU's ceilings are DRAM rates; the interpreter's tiny configs run from cache."""
+    hw = _hardware(tmp_path, gbps=1e-9, tflops=1e-12, device="cpu")
+    _, df, out = run_version(tiny, tiny / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path, hardware_json=hw)
+    assert (df["status"] == "ok").all()
+    assert json.loads((out / "bench.json").read_text())["physical_limit"]["checked"] is False
 
 
 def test_within_the_hardware_is_timed(tiny, tmp_path, run_params):

@@ -24,3 +24,14 @@ def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params
     assert (df["status"] == "ok").all()
     # the profiler's GPU time and the events agree for an honest kernel
     assert (df["profiler_us"] <= 1.25 * df["median_us"] + 1).all()
+
+
+def test_persisting_l2_is_reset_before_every_timed_call(tiny, tmp_path, run_params):
+    import json
+
+    _, df, out = run_version(tiny, Path(tiny) / "kernels" / "v0.py", run_params, tmp_path)
+    assert (df["status"] == "ok").all()
+    for rec in json.loads((out / "bench.json").read_text())["inputs"]["per_config"].values():
+        l2 = rec["l2_persisting_reset"]
+        print(l2)
+        assert l2["error"] is None and "cudaCtxResetPersistingL2Cache" in l2["how"]
