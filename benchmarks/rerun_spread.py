@@ -25,9 +25,12 @@ def main() -> None:
     ap.add_argument("--workspace", default="examples/softmax")
     ap.add_argument("--config", default="config/config.yaml")
     ap.add_argument("--out", default="results/spread")
+    ap.add_argument("--pool-sets", type=int, default=None, help="override inputs.pool_sets (and min_pool_sets)")
     a = ap.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
-    params = {"device": cfg.get("device", "auto"), "timeout_s": cfg.get("timeout_s", 300), "bench": cfg["bench"], "inputs": cfg.get("inputs", {})}
+    params = {"device": cfg.get("device", "auto"), "timeout_s": cfg.get("timeout_s", 300), "bench": cfg["bench"], "inputs": dict(cfg.get("inputs") or {})}
+    if a.pool_sets:
+        params["inputs"].update(pool_sets=a.pool_sets, min_pool_sets=min(a.pool_sets, params["inputs"].get("min_pool_sets", 4)))
     ws, out = Path(a.workspace), Path(a.out) / a.version
     kernel = str(ws / "kernels" / f"{a.version}.py")
     corr = out / "correctness.json"
@@ -41,12 +44,14 @@ def main() -> None:
                          out_meta=str(d / "bench.json"), log=str(d / "bench.log"), params=params)
         medians[f"run{i}"] = df.set_index("config_key")["median_us"]
         gpu[f"run{i}"] = df.set_index("config_key")["profiler_us"]
+        for r in df[df["status"] != "ok"].itertuples():
+            print(f"run{i} {r.config_key}: {r.status}: {r.error}")
     t = pd.DataFrame(medians)
     t["spread_pct"] = (t.max(axis=1) / t.min(axis=1) - 1) * 100
     print(t.to_string(float_format=lambda x: f"{x:.3f}"))
     print(f"max spread over configs: {t['spread_pct'].max():.3f}%")
-    g = pd.DataFrame(gpu)
-    if g.notna().all().all():
+    g = pd.DataFrame(gpu).dropna(axis=1, how="all")
+    if len(g.columns) >= 2:
         g["spread_pct"] = (g.max(axis=1) / g.min(axis=1) - 1) * 100
         print("profiler GPU time per call (the time that decides):")
         print(g.to_string(float_format=lambda x: f"{x:.3f}"))

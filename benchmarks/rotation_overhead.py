@@ -21,9 +21,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_run(tree: Path, version: str, out: Path) -> pd.DataFrame:
+def one_run(tree: Path, version: str, out: Path, pool_sets: int | None = None) -> pd.DataFrame:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "benchmarks/rerun_spread.py", "--version", version, "--runs", "1", "--out", str(out)]
+    cmd += ["--pool-sets", str(pool_sets)] if pool_sets else []
     p = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
         raise SystemExit(f"{tree}: {' '.join(cmd)} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
@@ -36,23 +37,28 @@ def main() -> None:
     ap.add_argument("--version", default="v1")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out", default="results/rotation")
+    ap.add_argument("--pool-sets", default="", help="also run this harness with these pool sizes, e.g. 4,2")
     a = ap.parse_args()
-    trees = {"old": Path(a.old).resolve(), "new": ROOT}
-    runs: dict[str, list[pd.DataFrame]] = {"old": [], "new": []}
+    variants = {"old": (Path(a.old).resolve(), None), "new": (ROOT, None)}
+    variants.update({f"new{n}": (ROOT, int(n)) for n in a.pool_sets.split(",") if n})
+    trees = list(variants)
+    runs: dict[str, list[pd.DataFrame]] = {name: [] for name in variants}
     for r in range(a.rounds):
-        for name, tree in trees.items():
-            runs[name].append(one_run(tree, a.version, Path(a.out).resolve() / f"{name}{r}"))
+        for name, (tree, sets) in variants.items():
+            runs[name].append(one_run(tree, a.version, Path(a.out).resolve() / f"{name}{r}", sets))
             print(f"round {r} {name}: done", flush=True)
     def mean(name: str, col: str) -> pd.Series:
         return pd.concat([d[col] for d in runs[name]], axis=1).mean(axis=1)
 
     t = pd.DataFrame({f"{n}_{c}": mean(n, col) for c, col in (("median_us", "median_us"), ("gpu_us", "profiler_us")) for n in trees})
-    t["median_change_pct"] = (t["new_median_us"] / t["old_median_us"] - 1) * 100
-    t["gpu_change_pct"] = (t["new_gpu_us"] / t["old_gpu_us"] - 1) * 100
+    for name in trees[1:]:
+        t[f"{name}_median_change_pct"] = (t[f"{name}_median_us"] / t["old_median_us"] - 1) * 100
+        t[f"{name}_gpu_change_pct"] = (t[f"{name}_gpu_us"] / t["old_gpu_us"] - 1) * 100
     print(f"{a.version}, mean over {a.rounds} round(s) of each harness:")
     print(t.to_string(float_format=lambda x: f"{x:.3f}"))
-    print(f"largest |median change|: {t['median_change_pct'].abs().max():.3f}%; "
-          f"largest |GPU-time change|: {t['gpu_change_pct'].abs().max():.3f}%")
+    for name in trees[1:]:
+        print(f"{name}: largest |median change|: {t[f'{name}_median_change_pct'].abs().max():.3f}%; "
+              f"largest |GPU-time change|: {t[f'{name}_gpu_change_pct'].abs().max():.3f}%")
     for name in trees:
         print(f"{name}: each round's medians:\n" + pd.concat([d["median_us"] for d in runs[name]], axis=1).to_string())
 
