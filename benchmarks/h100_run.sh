@@ -37,8 +37,8 @@ graph)
   tail -n 3 "$OUT/snakemake.log"
   ;;
 checks)
-  run python3 benchmarks/rerun_spread.py --version v0 --runs 3 > "$OUT/spread.txt" 2>&1
-  run python3 benchmarks/rotation_overhead.py --old .old --version "${ROT_VERSION:-v1}" --rounds 2 --pool-sets "${ROT_POOLS:-}" > "$OUT/rotation.txt" 2>&1
+  run python3 benchmarks/rerun_spread.py --version "${SPREAD_VERSION:-v0}" --runs 3 > "$OUT/spread.txt" 2>&1
+  run python3 benchmarks/rotation_overhead.py --old .old --version "${ROT_VERSION:-v1}" --rounds "${ROT_ROUNDS:-2}" --pool-sets "${ROT_POOLS:-}" > "$OUT/rotation.txt" 2>&1
   tail -n 5 "$OUT/spread.txt" "$OUT/rotation.txt"
   ;;
 esac
