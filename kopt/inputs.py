@@ -6,8 +6,9 @@
   instead, to repeat a run exactly (predictable: for reproduction, not for judging).
 * Pool: several input sets, each in its own buffers (so addresses differ), as many as fit in the
   memory left after the reference's own need (between ``min_sets`` and ``max_sets``; fewer only
-  when memory forces it, and the reason is recorded). The sets are visited in a random order, never
-  the same set twice in a row, and a set is redrawn with a fresh seed before every call: the
+  when memory forces it, and the reason is recorded). The sets are visited in random cycles (each set
+  once per cycle, never the same set twice in a row; the timed and the profiled calls are whole
+  cycles, so every set's buffers weigh the same in the median), and a set is redrawn with a fresh seed before every call: the
   kernel never sees the same input values twice, so no cache keyed on pointers, objects, tensor
   versions or sampled values can replay a result.
 """
@@ -91,6 +92,7 @@ class Pool:
         self.sets = [self._new_set(i) for i in range(n_sets)]
         self.rng = random.Random(secrets.randbits(64))
         self.last: int | None = None
+        self.cycle: list[InputSet] = []
         self.draws = len(self.sets)
 
     def _new_set(self, index: int) -> InputSet:
@@ -103,11 +105,21 @@ class Pool:
         return InputSet(index, d.seed, d.inputs, buffers)
 
     def next(self) -> InputSet:
-        """A set other than the last one, at random (the only set when there is one)."""
-        choices = [s for s in self.sets if s.index != self.last] or self.sets
-        s = self.rng.choice(choices)
+        """The next set of a random cycle through all sets, never the last one again (unless alone).
+
+        Each cycle visits every set once, so calls spread evenly over the sets' buffers: a kernel
+        whose time depends on where its buffers lie is measured over all placements alike."""
+        if not self.cycle:
+            self.cycle = self.rng.sample(self.sets, len(self.sets))
+            if len(self.cycle) > 1 and self.cycle[-1].index == self.last:  # popped from the end
+                self.cycle[0], self.cycle[-1] = self.cycle[-1], self.cycle[0]
+        s = self.cycle.pop()
         self.last = s.index
         return s
+
+    def new_cycle(self) -> None:
+        """Start a fresh cycle: the next ``k * len(sets)`` calls visit every set ``k`` times."""
+        self.cycle = []
 
     def redraw(self, s: InputSet) -> None:
         """Fresh values (a new seed) into the set's own buffers."""

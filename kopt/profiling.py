@@ -113,7 +113,7 @@ def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, *, guard,
     if device == "cuda":
         trace_path = raw_dir / f"torch_trace.{re_safe(cls)}.json"
         trace, seeds = profiled_calls(trial, lab, calls, str(trace_path))
-        kernels = torchtrace.per_kernel(torchtrace.gpu_events(trace), calls)
+        kernels = torchtrace.per_kernel(torchtrace.gpu_events(trace), len(seeds))
         rec.update(
             backend="torch.profiler",
             raw=[trace_path.name],

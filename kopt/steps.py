@@ -212,7 +212,7 @@ def bench(
             "inputs": {
                 "settings": params.get("inputs", {}),
                 "note": "every call draws fresh inputs (a new seed) into one of a pool of input sets visited in "
-                "random order; each call's outputs are checked against the reference of its own inputs",
+                "random cycles (the timed and profiled calls are whole cycles); each call's outputs are checked against the reference of its own inputs",
                 "per_config": inputs,
             },
             "provenance": {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": env, "child": child, "gate": gate},

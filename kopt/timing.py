@@ -118,7 +118,17 @@ def _sample_count(trial: Trial, lab: Lab, opts: dict, key: str) -> int:
     return int(min(opts["max_samples"], max(opts["min_samples"], math.ceil(opts["rep_ms"] / est_ms))))
 
 
+def whole_cycles(trial: Trial, n: int) -> int:
+    """``n`` rounded up to whole cycles through the input pool, which the next call starts: every
+    set is then called equally often (its buffers' placement weighs the same in the median). On
+    the CPU, where the interpreter's timings say nothing about placement, ``n`` stays."""
+    sets = len(trial.pool.sets) if trial.device == "cuda" else 1
+    trial.pool.new_cycle()
+    return -(-n // sets) * sets
+
+
 def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> list[Sample]:
+    n = whole_cycles(trial, n)
     bus = _bus_id() if lab.device == "cuda" else None
 
     def clock() -> None:  # the GPU is busy with the spin and the call: its clock under load
@@ -131,12 +141,14 @@ def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> lis
 
 
 def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[int]]:
-    """``calls`` timed-loop iterations under torch.profiler: the Chrome trace and the calls' seeds.
+    """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler: the Chrome trace and
+    the calls' seeds.
 
     The harness's own work (draws, poisoning, flush, spin, reference, comparison) is launched inside
     ``kopt::prep`` ranges, which torchtrace leaves out; what remains is the kernel's, on any stream."""
     from torch.profiler import ProfilerActivity, profile
 
+    calls = whole_cycles(trial, calls)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         seeds = [timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True).seed for i in range(calls)]
@@ -202,7 +214,7 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             trace, out["profiled_seeds"] = profiled_calls(trial, lab, calls, f"{tmp}/trace.json")
-        prof_us = torchtrace.gpu_us_per_call(trace, calls)
+        prof_us = torchtrace.gpu_us_per_call(trace, len(out["profiled_seeds"]))
         if prof_us is None:
             out["profiler_note"] = "the profiler recorded no GPU work for the kernel"
     except KernelFault:

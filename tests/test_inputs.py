@@ -1,6 +1,7 @@
 """No false "faster": inputs never repeat predictably, results above the hardware's physical limit
 are refused, seeds are fresh per run and recorded. On the CPU through the Triton interpreter."""
 
+import collections
 import json
 from pathlib import Path
 
@@ -138,3 +139,7 @@ def test_pool_visits_sets_in_random_order_with_fresh_values():
         order.append(s.index)
     assert all(a != b for a, b in zip(order, order[1:])) and set(order) == {0, 1, 2, 3}
     assert len(set(tuple(order[i : i + 4]) for i in range(0, 200, 4))) > 10  # no fixed cycle
+    pool.next()  # mid-cycle: a new cycle makes the next whole cycles visit every set equally
+    pool.new_cycle()
+    counts = collections.Counter(pool.next().index for _ in range(3 * 4))
+    assert counts == {0: 3, 1: 3, 2: 3, 3: 3}
