@@ -12,8 +12,13 @@ Pure (no torch, no I/O). Rules:
     regressed; otherwise discard (regression if a class regressed, else tie).
   * Time basis: the profiler's GPU time per config when both the best and the candidate have it
     for every config of a class (the script's CUDA-event median otherwise). Both deltas are
-    recorded; a class where they disagree (different verdicts, or more than 5 points apart) says
-    so, and a version the script calls faster but the GPU time does not is therefore not kept.
+    recorded. A keep needs both clocks: a class is improved only if the deciding clock improved
+    and the script's median did not regress beyond noise; when the two clocks point in opposite
+    directions beyond noise the class is "disputed", and a version with a disputed class is not
+    kept (work moved to the host or into gaps shortens the GPU time while the call gets slower;
+    a faster script timer with a slower GPU kernel is not kept either). ``override`` in the
+    version's metadata (decision and reason, written by a person) settles a disputed version by
+    hand, recorded as such; it has no effect on any other decision.
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.
@@ -48,6 +53,7 @@ class Candidate:
     masked: bool = False  # out of the fold
     routes: dict[str, str] | None = None  # dispatch: config key -> the version serving it
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
+    override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
 
 
 MAX_REPAIRS = 3
@@ -190,70 +196,28 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     verdicts: dict[str, str] = {}
     for cls in _classes(cand):
         keys = [k for k in cand.medians if cand.class_of[k] == cls]
-        script_delta = (geomean(cand.medians[k] / best["medians"][k] for k in keys) - 1) * 100
-        use_gpu = all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
-        gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
-        delta = gpu_delta if use_gpu else script_delta
-        direction = _sign(delta)
-        note = None
-        if abs(delta) >= params.noise_pct:
-            verdict = "improved" if delta < 0 else "regressed"
-        elif abs(delta) < params.trend_floor_pct:
-            verdict = "tie"
-            note = f"under the {params.trend_floor_pct:g}% trend floor: does not count toward twice in a row"
-        elif direction != 0 and last.get(cls) == direction:
-            verdict = "improved" if delta < 0 else "regressed"
-            note = f"below the {params.noise_pct:g}% noise threshold, but the same direction twice in a row"
-        else:
-            verdict = "tie"
-            new_last[cls] = direction
-        verdicts[cls] = verdict
-        speedup = 100.0 / (100.0 + delta)
+        row, small = _class_row(cls, keys, cand, best, last.get(cls), params)
+        if small is not None:
+            new_last[cls] = small
+        verdicts[cls] = row["verdict"]
+        speedup = 100.0 / (100.0 + row["delta_pct"])
         if speedup > params.review_speedup:
             comp.setdefault("review", []).append(
                 f"{cls}: {speedup:.1f}x faster than {best['version']} (over {params.review_speedup:g}x): check for "
                 "result reuse or skipped work before trusting it"
             )
-        disagreement = None
-        differ = [k for k in keys if cand.gpu_us.get(k) and abs(cand.gpu_us[k] / cand.medians[k] - 1) * 100 > DISAGREE_PTS]
-        if differ:
-            disagreement = (
-                f"the profiler's GPU time and the script's median differ by more than {DISAGREE_PTS:g}% on "
-                f"{differ}; the GPU time decides"
-            )
-        if use_gpu:
-            s_verdict = _plain_verdict(script_delta, params.noise_pct)
-            g_verdict = _plain_verdict(gpu_delta, params.noise_pct)
-            if s_verdict != g_verdict or abs(script_delta - gpu_delta) > DISAGREE_PTS:
-                disagreement = (
-                    f"the script's timer says {script_delta:+.2f}% ({s_verdict}) but the profiler's GPU time "
-                    f"{gpu_delta:+.2f}% ({g_verdict}); the GPU time decides"
-                ) + (f"; {disagreement}" if disagreement else "")
-        comp["per_class"].append(
-            {
-                "class": cls,
-                "best_us": geomean(best["medians"][k] for k in keys),
-                "candidate_us": geomean(cand.medians[k] for k in keys),
-                "best_gpu_us": geomean(best_gpu[k] for k in keys) if use_gpu else None,
-                "candidate_gpu_us": geomean(cand.gpu_us[k] for k in keys) if use_gpu else None,
-                "script_delta_pct": script_delta,
-                "gpu_delta_pct": gpu_delta,
-                "basis": "profiler" if use_gpu else "script",
-                "delta_pct": delta,
-                "verdict": verdict,
-                "targeted": cand.target_classes is None or cls in cand.target_classes,
-                "note": note,
-                "disagreement": disagreement,
-            }
-        )
+        comp["per_class"].append(row)
     st["last_small_direction"] = new_last
 
     targeted = set(verdicts) if cand.target_classes is None else set(cand.target_classes) & set(verdicts)
     improved = [c for c, v in verdicts.items() if v == "improved"]
     regressed = [c for c, v in verdicts.items() if v == "regressed"]
     t_improved = [c for c in improved if c in targeted]
+    disputed = [c for c, v in verdicts.items() if v == "disputed"]
 
-    if t_improved and regressed and cand.routes is not None:
+    if disputed:
+        _disputed(comp, st, cand, disputed)
+    elif t_improved and regressed and cand.routes is not None:
         # already a split: a class it routes elsewhere got slower, so it is not kept
         comp.update(decision="discard", reason="regression", detail=f"improves {t_improved} but regresses {regressed}")
         st["consecutive_regressions"] = state["consecutive_regressions"] + 1
@@ -301,7 +265,23 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     else:
         comp.update(decision="discard", reason="tie", detail=f"every class within {params.noise_pct:g}% noise")
         st["consecutive_regressions"] = 0
+    if cand.override and not disputed:
+        comp["override_ignored"] = "override: settles only a disputed version; the clocks agreed on this one"
     return _finish(comp, st, params)
+
+
+def _disputed(comp: dict, st: dict, cand: Candidate, disputed: list[str]) -> None:
+    """Not kept while its clocks disagree, unless a person settled it (``override``), recorded as such."""
+    st["consecutive_regressions"] = 0
+    detail = f"the profiler's GPU time and the script's timer point in opposite directions on {disputed}"
+    ov = cand.override
+    if not ov:
+        comp.update(decision="discard", reason="disputed", detail=detail + ": not kept without both clocks")
+        return
+    comp.update(decision=ov["decision"], reason="override", detail=f"{detail}; settled by hand: {ov['reason']}")
+    comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
+    if ov["decision"] == "keep":
+        st["best"] = _best_of(cand)
 
 
 def _value(text: str):
@@ -327,6 +307,71 @@ def _when(classes: list[str]) -> dict:
             if v not in when.setdefault(col, []):
                 when[col].append(v)
     return when
+
+
+def _class_row(cls: str, keys: list[str], cand: Candidate, best: dict, last_dir: int | None, params: Params) -> tuple[dict, int | None]:
+    """One class's deltas on both clocks and its verdict; also the sub-noise direction to remember
+    for "twice in a row" (None when there is none)."""
+    best_gpu = best.get("gpu_us") or {}
+    script_delta = (geomean(cand.medians[k] / best["medians"][k] for k in keys) - 1) * 100
+    use_gpu = all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
+    gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
+    delta = gpu_delta if use_gpu else script_delta
+    direction, note, small = _sign(delta), None, None
+    if abs(delta) >= params.noise_pct:
+        verdict = "improved" if delta < 0 else "regressed"
+    elif abs(delta) < params.trend_floor_pct:
+        verdict = "tie"
+        note = f"under the {params.trend_floor_pct:g}% trend floor: does not count toward twice in a row"
+    elif direction != 0 and last_dir == direction:
+        verdict = "improved" if delta < 0 else "regressed"
+        note = f"below the {params.noise_pct:g}% noise threshold, but the same direction twice in a row"
+    else:
+        verdict, small = "tie", direction
+    clocks = None
+    if use_gpu:
+        s_verdict = _plain_verdict(script_delta, params.noise_pct)
+        clocks = {"gpu_time": verdict, "script": s_verdict}
+        if {verdict, s_verdict} == {"improved", "regressed"}:
+            verdict, small = "disputed", None
+            note = (
+                f"disputed: the profiler's GPU time says {gpu_delta:+.2f}% ({clocks['gpu_time']}) but the script's "
+                f"timer {script_delta:+.2f}% ({s_verdict}); a keep needs both clocks (settle it by hand with "
+                "override: in the version's metadata)"
+            )
+    disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
+    if disagreement and use_gpu and verdict != "disputed":
+        disagreement += "; the GPU time decides"
+    row = {
+        "class": cls,
+        "best_us": geomean(best["medians"][k] for k in keys),
+        "candidate_us": geomean(cand.medians[k] for k in keys),
+        "best_gpu_us": geomean(best_gpu[k] for k in keys) if use_gpu else None,
+        "candidate_gpu_us": geomean(cand.gpu_us[k] for k in keys) if use_gpu else None,
+        "script_delta_pct": script_delta,
+        "gpu_delta_pct": gpu_delta,
+        "basis": "profiler" if use_gpu else "script",
+        "delta_pct": delta,
+        "clocks": clocks,
+        "verdict": verdict,
+        "targeted": cand.target_classes is None or cls in cand.target_classes,
+        "note": note,
+        "disagreement": disagreement,
+    }
+    return row, small
+
+
+def _disagreement(keys: list[str], cand: Candidate, script_delta: float, gpu_delta: float | None, params: Params) -> str | None:
+    """Where the two clocks tell different stories (per config, or per class), in words."""
+    out: list[str] = []
+    if gpu_delta is not None:
+        s_verdict, g_verdict = _plain_verdict(script_delta, params.noise_pct), _plain_verdict(gpu_delta, params.noise_pct)
+        if s_verdict != g_verdict or abs(script_delta - gpu_delta) > DISAGREE_PTS:
+            out.append(f"the script's timer says {script_delta:+.2f}% ({s_verdict}) but the profiler's GPU time {gpu_delta:+.2f}% ({g_verdict})")
+    differ = [k for k in keys if cand.gpu_us.get(k) and abs(cand.gpu_us[k] / cand.medians[k] - 1) * 100 > DISAGREE_PTS]
+    if differ:
+        out.append(f"the profiler's GPU time and the script's median differ by more than {DISAGREE_PTS:g}% on {differ}")
+    return "; ".join(out) or None
 
 
 def _plain_verdict(delta: float, noise: float) -> str:

@@ -234,8 +234,18 @@ def throttled(res: Results) -> list[str]:
 
 
 def reviews(res: Results) -> list[dict]:
-    """Comparisons flagged for review: a class faster than the best by more than review_speedup."""
-    return [{"version": v.name, "decision": v.decision, "flags": v.compare["review"]} for v in res.versions if v.compare.get("review")]
+    """Comparisons flagged for review: a class faster than the best by more than review_speedup, a
+    class whose two clocks disagree (disputed), a decision a person settled by hand (override)."""
+    out = []
+    for v in res.versions:
+        c = v.compare
+        flags = list(c.get("review") or [])
+        flags += [f"{r['class']}: {r['note']}" for r in c.get("per_class", []) if r.get("verdict") == "disputed"]
+        if c.get("override"):
+            flags.append(f"overridden by hand to {c['override']['decision']}: {c['override']['reason']}")
+        if flags:
+            out.append({"version": v.name, "decision": v.decision, "flags": flags})
+    return out
 
 
 def render_performance(res: Results) -> str:

@@ -281,6 +281,7 @@ def candidate(
     return dec.Candidate(
         repair_of=meta.get("repair_of"),
         masked=bool(meta.get("masked", False)),
+        override=meta.get("override"),
         routes=routes,
         gate_timeout=gate_timeout,
         version=version,

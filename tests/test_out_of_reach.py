@@ -1,0 +1,66 @@
+"""Issue 16: nothing the kernel can read holds an expected output while it runs, and a keep needs
+both clocks. Adversarial variants on the CPU (Triton interpreter)."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from kopt import decide as dec
+from kopt import steps
+from kopt.variants import import_file
+from tests.test_bad_kernels import BAD, run_version
+
+
+@pytest.mark.parametrize("kernel", ["finds_expected_via_gc.py", "lands_on_freed_reference.py"])
+def test_expected_outputs_are_nowhere_in_the_kernels_process(tiny, tmp_path, run_params, monkeypatch, kernel):
+    """The reference of a call is computed only after it (and scrubbed): a kernel that searches its
+    process (live objects, callers' frames, freed allocator blocks) for the expected output finds
+    none in any phase, and what it copies instead (another input set's output) fails."""
+    log = tmp_path / "spy.txt"
+    monkeypatch.setenv("KOPT_TEST_SPY_LOG", str(log))
+    corr, df, _ = run_version(tiny, BAD / kernel, run_params, tmp_path)
+    lines = log.read_text().splitlines()
+    assert lines, "the fixture never ran: the test proves nothing"
+    assert not [ln for ln in lines if "expected_present=True" in ln], lines
+    errors = " ".join([str(corr["error"])] + [str(e) for e in df["error"]])
+    copied = corr["status"] != "pass" or not (df["status"] == "ok").all()
+    assert copied, "it found nothing to copy in any phase: the timed calls prove nothing"
+    assert "output 'y'" in errors or "wrong or unwritten" in errors, errors
+
+
+def test_the_gc_walker_finds_an_expected_output_that_is_there(tmp_path, monkeypatch):
+    """The control: held where the walker looks (a caller's local), the expected output is found and
+    copied, so the test above proves the harness holds none."""
+    log = tmp_path / "spy.txt"
+    monkeypatch.setenv("KOPT_TEST_SPY_LOG", str(log))
+    walker = import_file(BAD / "finds_expected_via_gc.py", "gc_walker")
+    x = torch.randn(4, 64)
+    held = torch.softmax(x, dim=-1)  # noqa: F841 - found through this frame's locals
+    y = torch.full_like(x, float("nan"))
+    walker.run_kernel(x, y)
+    assert "expected_present=True" in log.read_text() and torch.allclose(y, held)
+
+
+def _candidate(version: str, out: Path, df, gpu_scale: float | None, tiny: Path) -> dec.Candidate:
+    if gpu_scale is not None:  # a stub profiler: the GPU time the CPU cannot measure
+        df = df.assign(profiler_us=df["median_us"] * gpu_scale)
+    return steps.candidate(version, str(out / "correctness.json"), df, {}, str(tiny / "kernels" / f"{version}.py"))
+
+
+def test_work_moved_to_the_host_is_disputed_not_kept(tiny, tmp_path, run_params):
+    """The GPU time drops (stub profiler: 5% under the baseline's) while the call gets slower on the
+    script's clock: the class is disputed and the version is not kept."""
+    _, base_df, base_out = run_version(tiny, tiny / "kernels" / "v0.py", run_params, tmp_path / "v0")
+    corr, host_df, host_out = run_version(tiny, BAD / "shifts_work_to_host.py", run_params, tmp_path / "v1")
+    assert corr["status"] == "pass" and (host_df["status"] == "ok").all()
+    base = _candidate("v0", base_out, base_df, 1.0, tiny)
+    shifted = _candidate("v1", host_out, host_df, None, tiny)
+    shifted.gpu_us = {k: base.gpu_us[k] * 0.95 for k in base.gpu_us}
+    comps, state = dec.fold([base, shifted], dec.Params())
+    c = comps[1]
+    assert c["decision"] == "discard" and c["reason"] == "disputed", c
+    assert {r["verdict"] for r in c["per_class"]} == {"disputed"}
+    assert all(r["clocks"] == {"gpu_time": "improved", "script": "regressed"} for r in c["per_class"])
+    assert "a keep needs both clocks" in c["per_class"][0]["note"]
+    assert state["best"]["version"] == "v0"
