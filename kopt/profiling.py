@@ -112,7 +112,8 @@ def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, *, guard,
     rec = {"class": cls, "config": cfg, "key": item["key"]}
     if device == "cuda":
         trace_path = raw_dir / f"torch_trace.{re_safe(cls)}.json"
-        trace, seeds = profiled_calls(trial, lab, calls, str(trace_path))
+        trace, samples = profiled_calls(trial, lab, calls, str(trace_path))
+        seeds = [x.seed for x in samples]
         kernels = torchtrace.per_kernel(torchtrace.gpu_events(trace), len(seeds))
         rec.update(
             backend="torch.profiler",

@@ -129,6 +129,7 @@ BENCH_COLUMNS = [
     "config_class",
     "status",
     "median_us",
+    "host_us",
     "p20_us",
     "p80_us",
     "n_samples",
@@ -138,6 +139,8 @@ BENCH_COLUMNS = [
     "bytes",
     "profiler_us",
     "event_null_us",
+    "profiled_event_us",
+    "profiled_host_us",
     "sm_clock_mhz",
     "throttled",
     "device",
@@ -180,8 +183,9 @@ def bench(
         for r in records:
             row = {**_cfg_cols(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
             if "median_us" in r:
-                row.update({k: r.get(k) for k in ("median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
+                row.update({k: r.get(k) for k in ("median_us", "host_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
                 row.update(method=r["method"], profiler_us=r.get("profiler_us"), event_null_us=r.get("event_null_us"))
+                row.update(profiled_event_us=r.get("profiled_event_us"), profiled_host_us=r.get("profiled_host_us"))
                 row.update(sm_clock_mhz=r.get("sm_clock_mhz"), throttled=r.get("throttled"))
                 samples += [{"config_key": r["key"], "sample": i, **s} for i, s in enumerate(r["samples"])]
                 inputs[r["key"]] = {**r["inputs"], "l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
@@ -195,7 +199,7 @@ def bench(
     df = pd.DataFrame(rows, columns=cfg_cols + BENCH_COLUMNS)
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out_csv, index=False)
-    pd.DataFrame(samples, columns=["config_key", "sample", "us", "seed", "set"]).to_csv(out_samples, index=False)
+    pd.DataFrame(samples, columns=["config_key", "sample", "us", "host_us", "seed", "set"]).to_csv(out_samples, index=False)
     _write_json(
         out_meta,
         {
@@ -288,6 +292,7 @@ def candidate(
         status="ok" if ok else status,
         reason=reason,
         medians={r.config_key: float(r.median_us) for r in df.itertuples()} if ok else {},
+        host_us={r.config_key: float(r.host_us) for r in df.itertuples() if pd.notna(getattr(r, "host_us", None))} if ok else {},
         class_of={r.config_key: r.config_class for r in df.itertuples()},
         target_classes=None if "all" in tcs else tcs,
         hypothesis=meta.get("hypothesis", ""),

@@ -43,11 +43,19 @@ SPIN_CYCLES = 500_000
 THROTTLE_FRACTION = 0.75
 
 
+# The profiled calls must look like the timed ones: their event median within this fraction (plus
+# PROFILED_SLACK_US, the profiler's own per-launch cost on tiny kernels) of the timed median, and
+# their host time within twice the timed calls' host time plus the spin's length.
+PROFILED_EVENT_TOL = 0.10
+PROFILED_SLACK_US = 5.0
+
+
 @dataclass
 class Sample:
-    us: float
+    us: float  # the call on its clock: CUDA events on a GPU, perf_counter on the CPU
     seed: int
     set: int
+    host_us: float  # how long the call kept the host before returning (work the spin could hide)
 
 
 class Lab:
@@ -94,7 +102,7 @@ def timed_call(trial: Trial, lab: Lab, *, where: str, verify: bool = True, profi
     if verify:
         with _range(torchtrace.PREP, profiled):
             trial.check_or_raise(s, ret, where)
-    return Sample(us, s.seed, s.index)
+    return Sample(us, s.seed, s.index, (t1 - t0) * 1e6)
 
 
 def _bus_id() -> str | None:
@@ -140,9 +148,9 @@ def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> lis
     return [timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None) for i in range(n)]
 
 
-def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[int]]:
+def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[Sample]]:
     """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler: the Chrome trace and
-    the calls' seeds.
+    the calls' samples (seed, event and host time).
 
     The harness's own work (draws, poisoning, flush, spin, reference, comparison) is launched inside
     ``kopt::prep`` ranges, which torchtrace leaves out; what remains is the kernel's, on any stream."""
@@ -151,9 +159,9 @@ def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple
     calls = whole_cycles(trial, calls)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        seeds = [timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True).seed for i in range(calls)]
+        samples = [timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)]
     prof.export_chrome_trace(trace_path)
-    return torchtrace.load(trace_path), seeds
+    return torchtrace.load(trace_path), samples
 
 
 def _null_event_us(n: int = 30) -> float:
@@ -181,11 +189,12 @@ def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Gua
         "key": key,
         "class": item["class"],
         "median_us": float(np.median(arr)),
+        "host_us": float(np.median([s.host_us for s in samples])),
         "p20_us": float(np.percentile(arr, 20)),
         "p80_us": float(np.percentile(arr, 80)),
         "n_samples": len(samples),
         "method": ("cuda-events" + ("+l2-flush" if lab.flush is not None else "")) if device == "cuda" else "cpu-interpreter",
-        "samples": [{"us": round(s.us, 4), "seed": s.seed, "set": s.set} for s in samples],
+        "samples": [{"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples],
         "inputs": trial.record(),
         "l2_persisting_reset": lab.l2.record(),
     }
@@ -213,8 +222,11 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     calls = int(opts.get("profile_calls", 50))
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            trace, out["profiled_seeds"] = profiled_calls(trial, lab, calls, f"{tmp}/trace.json")
-        prof_us = torchtrace.gpu_us_per_call(trace, len(out["profiled_seeds"]))
+            trace, prof_samples = profiled_calls(trial, lab, calls, f"{tmp}/trace.json")
+        out["profiled_seeds"] = [x.seed for x in prof_samples]
+        out["profiled_event_us"] = float(np.median([x.us for x in prof_samples]))
+        out["profiled_host_us"] = float(np.median([x.host_us for x in prof_samples]))
+        prof_us = torchtrace.gpu_us_per_call(trace, len(prof_samples))
         if prof_us is None:
             out["profiler_note"] = "the profiler recorded no GPU work for the kernel"
     except KernelFault:
@@ -222,6 +234,7 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     except Exception as e:  # the profiler is a cross-check; its absence is recorded, not fatal
         prof_us, out["profiler_note"] = None, f"profiler unavailable: {type(e).__name__}: {e}"
     out["profiler_us"] = prof_us
+    _same_under_profiler(rec, out)
     # Honest work on the timed stream runs between the events, so its GPU time is at most the
     # event time minus the empty event pair's; more means work the events did not bracket.
     bracketed = max(rec["median_us"] - out["event_null_us"], 0.0)
@@ -232,6 +245,22 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
             f"{out['event_null_us']:.2f} us): the kernel works on a stream the timer does not see"
         )
     return out
+
+
+def _same_under_profiler(rec: dict, out: dict) -> None:
+    """The GPU time that decides comes from the profiled calls: they must behave as the timed ones
+    (a kernel can tell that the profiler runs, and could move work where it does not look)."""
+    if "profiled_event_us" not in out:
+        return
+    ev, host = out["profiled_event_us"], out["profiled_host_us"]
+    spin_us = SPIN_CYCLES / 2e3  # cycles at about 2 GHz
+    ev_ok = abs(ev - rec["median_us"]) <= PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
+    if not ev_ok or host > 2 * rec["host_us"] + spin_us:
+        raise KernelFault(
+            f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
+            f"{host:.2f} us, the timed calls {rec['median_us']:.2f} us and {rec['host_us']:.2f} us: a kernel must "
+            "behave the same whether it is profiled or not"
+        )
 
 
 def _rates(ref, cfg: dict, median_us: float) -> dict:

@@ -165,3 +165,53 @@ def test_a_speedup_over_ten_times_is_flagged_for_review():
     assert flag.startswith("A: 11.1x faster than v0") and "result reuse or skipped work" in flag
     comps, _ = fold([cand("v0"), cand("v1", 11.0, 50.0)], P)
     assert "review" not in comps[1]
+
+
+# --- a keep needs both clocks (issue 16) -------------------------------------------------------
+
+
+def clocked(v, script, gpu, host=None, override=None):
+    keys = {"a1": "A"}
+    return Candidate(v, "ok", medians={"a1": script}, class_of=keys, gpu_us={"a1": gpu}, host_us={"a1": host} if host else {}, override=override)
+
+
+@pytest.mark.parametrize(
+    "script, gpu, verdict, decision, reason",
+    [
+        (120.0, 95.0, "disputed", "discard", "disputed"),  # GPU faster, the call slower: work moved off the GPU
+        (95.0, 103.0, "disputed", "discard", "disputed"),  # the script faster, the GPU kernel slower
+        (100.2, 95.0, "improved", "keep", "improved"),  # the script within noise: both clocks allow it
+        (95.0, 95.0, "improved", "keep", "improved"),
+        (99.5, 103.0, "regressed", "discard", "regression"),
+    ],
+)
+def test_a_keep_needs_both_clocks(script, gpu, verdict, decision, reason):
+    comps, st = fold([clocked("v0", 100.0, 100.0), clocked("v1", script, gpu)], P)
+    c = comps[1]
+    assert c["per_class"][0]["verdict"] == verdict and (c["decision"], c["reason"]) == (decision, reason)
+    assert st["best"]["version"] == ("v1" if decision == "keep" else "v0")
+    if verdict == "disputed":
+        assert c["per_class"][0]["clocks"]["gpu_time"] != c["per_class"][0]["clocks"]["script"]
+        assert st["consecutive_regressions"] == 0
+
+
+def test_host_time_beyond_the_events_counts_on_the_script_clock():
+    """Work on the host that the spin before the events hides: the call keeps the host longer than
+    its events last, so the script's clock is the host time and the drop in GPU time is disputed."""
+    comps, _ = fold([clocked("v0", 100.0, 100.0, host=30.0), clocked("v1", 100.0, 95.0, host=180.0)], P)
+    assert comps[1]["per_class"][0]["verdict"] == "disputed"
+    assert comps[1]["per_class"][0]["script_delta_pct"] == pytest.approx(80.0)
+
+
+def test_a_person_settles_a_disputed_version_and_it_is_recorded():
+    why = {"decision": "keep", "reason": "the host work is the new async prefetch; measured end to end"}
+    comps, st = fold([clocked("v0", 100.0, 100.0), clocked("v1", 120.0, 95.0, override=why)], P)
+    c = comps[1]
+    assert (c["decision"], c["reason"]) == ("keep", "override") and st["best"]["version"] == "v1"
+    assert c["override"] == {**why, "disputed": ["A"]} and "settled by hand" in c["detail"]
+
+
+def test_an_override_settles_nothing_but_a_dispute():
+    why = {"decision": "keep", "reason": "I am sure it is faster"}
+    comps, st = fold([clocked("v0", 100.0, 100.0), clocked("v1", 110.0, 110.0, override=why)], P)
+    assert comps[1]["decision"] == "discard" and "override_ignored" in comps[1] and st["best"]["version"] == "v0"

@@ -22,8 +22,18 @@ def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params
     assert corr["device"] == "cuda" and corr["status"] == "pass"
     assert set(df["method"]) == {"cuda-events+l2-flush"}
     assert (df["status"] == "ok").all()
-    # the profiler's GPU time and the events agree for an honest kernel
+    # the profiler's GPU time and the events agree for an honest kernel, and so do its profiled calls
     assert (df["profiler_us"] <= 1.25 * df["median_us"] + 1).all()
+    print(df[["config_key", "median_us", "host_us", "profiled_event_us", "profiled_host_us", "profiler_us"]].to_string())
+    assert df[["host_us", "profiled_event_us", "profiled_host_us"]].notna().all().all()
+
+
+def test_a_kernel_that_behaves_differently_when_profiled_fails(tiny, tmp_path, run_params):
+    corr, df, _ = run_version(tiny, BAD / "knows_when_profiled.py", run_params, tmp_path)
+    assert corr["status"] == "pass"  # correct outputs: only its timing under the profiler differs
+    print(df[["config_key", "status", "error"]].to_string())
+    assert (df["status"] == "failed").all()
+    assert "behave the same whether it is profiled or not" in str(df["error"].iloc[0])
 
 
 def test_persisting_l2_is_reset_before_every_timed_call(tiny, tmp_path, run_params):
