@@ -21,7 +21,7 @@ tests)
     ncu --version
   } > "$OUT/machine.txt" 2>&1
   # the interpreter tests need numpy < 2.4, which the GPU image does not have: they run in CI
-  run python3 -m pytest -q -s -p no:cacheprovider --durations=10 -k "not interpreter" tests/gpu tests/test_bad_kernels.py tests/test_inputs.py tests/test_reference.py > "$OUT/pytest_gpu.txt" 2>&1
+  run python3 -m pytest -q -s -p no:cacheprovider --durations=10 -k "not interpreter" tests/gpu tests/test_bad_kernels.py tests/test_inputs.py tests/test_reference.py tests/test_out_of_reach.py > "$OUT/pytest_gpu.txt" 2>&1
   if [ -z "${SKIP_KERNELBENCH:-}" ]; then
     run python3 benchmarks/kernelbench_problems.py --out results/kernelbench > "$OUT/kernelbench.txt" 2>&1
     tar czf "$OUT/kernelbench.tgz" results/kernelbench

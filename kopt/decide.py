@@ -48,7 +48,6 @@ class Candidate:
     hypothesis: str = ""
     files: list[str] = field(default_factory=list)
     gpu_us: dict[str, float] = field(default_factory=dict)  # config key -> profiler GPU µs (may be empty)
-    host_us: dict[str, float] = field(default_factory=dict)  # config key -> host µs of a call (may be empty)
     target_reached: dict[str, bool] | None = None  # config class -> roofline target reached
     repair_of: str | None = None  # this version repairs the incorrect proposal named here
     masked: bool = False  # out of the fold
@@ -314,8 +313,7 @@ def _class_row(cls: str, keys: list[str], cand: Candidate, best: dict, last_dir:
     """One class's deltas on both clocks and its verdict; also the sub-noise direction to remember
     for "twice in a row" (None when there is none)."""
     best_gpu = best.get("gpu_us") or {}
-    best_host = best.get("host_us") or {}
-    script_delta = (geomean(_script(cand.medians, cand.host_us, k) / _script(best["medians"], best_host, k) for k in keys) - 1) * 100
+    script_delta = (geomean(cand.medians[k] / best["medians"][k] for k in keys) - 1) * 100
     use_gpu = all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
     gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
     delta = gpu_delta if use_gpu else script_delta
@@ -363,12 +361,6 @@ def _class_row(cls: str, keys: list[str], cand: Candidate, best: dict, last_dir:
     return row, small
 
 
-def _script(medians: dict, host: dict, key: str) -> float:
-    """The script's clock of a call: its event time, or the time it kept the host when longer
-    (calls back to back go no faster than either; host work inside the spin escapes the events)."""
-    return max(medians[key], host.get(key) or 0.0)
-
-
 def _disagreement(keys: list[str], cand: Candidate, script_delta: float, gpu_delta: float | None, params: Params) -> str | None:
     """Where the two clocks tell different stories (per config, or per class), in words."""
     out: list[str] = []
@@ -391,7 +383,6 @@ def _best_of(c: Candidate) -> dict:
         "version": c.version,
         "medians": dict(c.medians),
         "gpu_us": dict(c.gpu_us),
-        "host_us": dict(c.host_us),
         "target_reached": dict(c.target_reached) if c.target_reached is not None else None,
     }
 

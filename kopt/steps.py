@@ -292,7 +292,6 @@ def candidate(
         status="ok" if ok else status,
         reason=reason,
         medians={r.config_key: float(r.median_us) for r in df.itertuples()} if ok else {},
-        host_us={r.config_key: float(r.host_us) for r in df.itertuples() if pd.notna(getattr(r, "host_us", None))} if ok else {},
         class_of={r.config_key: r.config_class for r in df.itertuples()},
         target_classes=None if "all" in tcs else tcs,
         hypothesis=meta.get("hypothesis", ""),

@@ -44,10 +44,13 @@ THROTTLE_FRACTION = 0.75
 
 
 # The profiled calls must look like the timed ones: their event median within this fraction (plus
-# PROFILED_SLACK_US, the profiler's own per-launch cost on tiny kernels) of the timed median, and
-# their host time within twice the timed calls' host time plus the spin's length.
-PROFILED_EVENT_TOL = 0.10
-PROFILED_SLACK_US = 5.0
+# PROFILED_SLACK_US) of the timed median, and their host time within PROFILED_HOST_FACTOR times the
+# timed calls' plus the spin's length. Wide on purpose: the profiler slows the host's side of every
+# launch, and a kernel that synchronises inside its call carries that into its events (measured
+# on the H100: +6% on a GEMM that reads values back, +50-100% host time on tiny launches).
+PROFILED_EVENT_TOL = 0.25
+PROFILED_SLACK_US = 20.0
+PROFILED_HOST_FACTOR = 3.0
 
 
 @dataclass
@@ -255,7 +258,7 @@ def _same_under_profiler(rec: dict, out: dict) -> None:
     ev, host = out["profiled_event_us"], out["profiled_host_us"]
     spin_us = SPIN_CYCLES / 2e3  # cycles at about 2 GHz
     ev_ok = abs(ev - rec["median_us"]) <= PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
-    if not ev_ok or host > 2 * rec["host_us"] + spin_us:
+    if not ev_ok or host > PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
         raise KernelFault(
             f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
             f"{host:.2f} us, the timed calls {rec['median_us']:.2f} us and {rec['host_us']:.2f} us: a kernel must "

@@ -39,7 +39,7 @@ def test_replay_keyed_on_content_or_version_never_replays(tmp_path, run_params, 
     log = tmp_path / "replays.txt"
     monkeypatch.setenv("KOPT_TEST_REPLAY_LOG", str(log))
     corr, df, out = run_version(GEMM, BAD / kernel, run_params, tmp_path)
-    assert corr["status"] == "pass" and (df["status"] == "ok").all(), corr["error"]
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), [corr["error"]] + df["error"].tolist()
     assert not log.exists(), f"replayed {len(log.read_text().split())} call(s)"
     samples = pd.read_csv(out / "bench_samples.csv")
     assert samples["seed"].nunique() == len(samples)  # every timed call had inputs of its own

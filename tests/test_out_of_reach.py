@@ -23,10 +23,13 @@ def test_expected_outputs_are_nowhere_in_the_kernels_process(tiny, tmp_path, run
     lines = log.read_text().splitlines()
     assert lines, "the fixture never ran: the test proves nothing"
     assert not [ln for ln in lines if "expected_present=True" in ln], lines
-    errors = " ".join([str(corr["error"])] + [str(e) for e in df["error"]])
-    copied = corr["status"] != "pass" or not (df["status"] == "ok").all()
-    assert copied, "it found nothing to copy in any phase: the timed calls prove nothing"
-    assert "output 'y'" in errors or "wrong or unwritten" in errors, errors
+    kept = corr["status"] == "pass" and (df["status"] == "ok").all()
+    copied = any("copied=True" in ln for ln in lines)
+    if kernel == "finds_expected_via_gc.py":  # the other input sets' outputs are always there to find
+        assert copied, "it found nothing to copy: the test proves nothing"
+    if copied:  # (the allocator's reuse of freed host memory varies between runs)
+        errors = " ".join([str(corr["error"])] + [str(e) for e in df["error"]])
+        assert not kept and ("output 'y'" in errors or "wrong or unwritten" in errors), errors
 
 
 def test_the_gc_walker_finds_an_expected_output_that_is_there(tmp_path, monkeypatch):

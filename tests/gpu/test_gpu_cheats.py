@@ -21,7 +21,7 @@ def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params
     corr, df, _ = run_version(tiny, Path(tiny) / "kernels" / "v0.py", run_params, tmp_path)
     assert corr["device"] == "cuda" and corr["status"] == "pass"
     assert set(df["method"]) == {"cuda-events+l2-flush"}
-    assert (df["status"] == "ok").all()
+    assert (df["status"] == "ok").all(), df["error"].tolist()
     # the profiler's GPU time and the events agree for an honest kernel, and so do its profiled calls
     assert (df["profiler_us"] <= 1.25 * df["median_us"] + 1).all()
     print(df[["config_key", "median_us", "host_us", "profiled_event_us", "profiled_host_us", "profiler_us"]].to_string())
@@ -40,7 +40,7 @@ def test_persisting_l2_is_reset_before_every_timed_call(tiny, tmp_path, run_para
     import json
 
     _, df, out = run_version(tiny, Path(tiny) / "kernels" / "v0.py", run_params, tmp_path)
-    assert (df["status"] == "ok").all()
+    assert (df["status"] == "ok").all(), df["error"].tolist()
     for rec in json.loads((out / "bench.json").read_text())["inputs"]["per_config"].values():
         l2 = rec["l2_persisting_reset"]
         print(l2)
