@@ -33,7 +33,7 @@ graph)
   [ -n "${KEEP_RESULTS:-}" ] || rm -rf results
   python3 -m snakemake --unlock > /dev/null 2>&1
   # the file sync may move modification times: rerun on changed inputs, not on mtimes
-  run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 --rerun-incomplete --rerun-triggers input params code ${GRAPH_ARGS:-} >> "$OUT/snakemake.log" 2>&1
+  run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake ${GRAPH_ARGS:-} --cores 1 --rerun-incomplete --rerun-triggers input params code >> "$OUT/snakemake.log" 2>&1
   echo "graph exit: $?" >> "$OUT/snakemake.log"
   if [ -f results/performance.md ]; then python3 -m snakemake --report results/report.html > "$OUT/report.log" 2>&1; fi
   tar czf "$OUT/results.tgz" --exclude='results/kernelbench' results/
