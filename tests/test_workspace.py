@@ -55,6 +55,10 @@ def _sub(path: Path, old: str, new: str):
         (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v7"), "kernels/v2.yaml: parent: v7 is not an earlier version"),
         (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v1\nhypothesys: typo"),
          "kernels/v2.yaml: (top level): Additional properties are not allowed ('hypothesys'"),
+        (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v1\noverride: {decision: keep, reason: sure}"),
+         "kernels/v2.yaml: override.reason: 'sure' is too short"),
+        (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v1\noverride: {decision: maybe, reason: measured end to end}"),
+         "kernels/v2.yaml: override.decision: 'maybe' is not one of ['keep', 'discard']"),
     ],
 )
 def test_malformed_workspace_names_file_and_field(ws, edit, says):
