@@ -23,6 +23,9 @@ Pure (no torch, no I/O). Rules:
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.
   * Masked versions are out of the fold (decision "masked", state unchanged).
+  * Timings that are not evidence (the CPU interpreter's): the verdicts are made and labelled,
+    and the best can move (so reports have one), but the regression counter, the recent
+    regressions, "twice in a row" and the stop flags are left as they were.
   * Repairs (repair_of: vK) of an incorrect proposal: up to 3; a failed repair counts against the
     proposal (abandoned after 3) and never moves the regression counter; a passing repair is
     compared like any candidate (its regression does not count either).
@@ -54,6 +57,7 @@ class Candidate:
     routes: dict[str, str] | None = None  # dispatch: config key -> the version serving it
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
+    evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
 
 
 MAX_REPAIRS = 3
@@ -170,6 +174,8 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     if best is None:
         comp.update(decision="baseline", reason="baseline", detail="first correct version")
         st.update(best=_best_of(cand), consecutive_regressions=0, last_small_direction={})
+        if not cand.evidence:
+            comp["evidence"] = NOT_EVIDENCE
         return _finish(comp, st, params)
 
     missing = sorted(set(best["medians"]) ^ set(cand.medians))
@@ -267,7 +273,19 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         st["consecutive_regressions"] = 0
     if cand.override and not disputed:
         comp["override_ignored"] = "override: settles only a disputed version; the clocks agreed on this one"
+    if not cand.evidence:
+        _not_evidence(comp, st, state)
     return _finish(comp, st, params)
+
+
+NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
+
+
+def _not_evidence(comp: dict, st: dict, state: dict) -> None:
+    """A verdict from CPU-interpreter timings: labelled, and the loop's counters left as they were."""
+    comp["evidence"] = NOT_EVIDENCE
+    for k in ("consecutive_regressions", "recent_regressions", "last_small_direction"):
+        st[k] = state[k]
 
 
 def _disputed(comp: dict, st: dict, cand: Candidate, disputed: list[str]) -> None:

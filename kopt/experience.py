@@ -156,7 +156,8 @@ class Store:
         tried = [
             dict(r)
             for r in self.db.execute(
-                "SELECT * FROM entries WHERE source != 'prior' AND backend = ? AND bottleneck = ? AND strategy IS NOT NULL",
+                "SELECT * FROM entries WHERE source != 'prior' AND backend = ? AND bottleneck = ? AND strategy IS NOT NULL"
+                " AND chip != 'cpu'",  # CPU-interpreter outcomes (older stores) are not evidence
                 (backend, bottleneck),
             )
         ]

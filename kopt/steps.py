@@ -275,6 +275,7 @@ def candidate(
             status = "failed"
             reason = str(failed["error"].iloc[0]) if len(failed) else "benchmark produced no valid median"
     ok = status == "pass"
+    evidence = not (len(df) and (df["method"] == "cpu-interpreter").any())
     gate_timeout = bool(reason and str(reason).startswith("gate:"))
     routes = None
     if meta.get("dispatch"):
@@ -300,8 +301,9 @@ def candidate(
         if ok and "profiler_us" in df
         else {},
         target_reached={c["class"]: bool(c["target_reached"]) for c in bottleneck["classes"]}
-        if ok and bottleneck and bottleneck.get("status") == "ok"
+        if ok and evidence and bottleneck and bottleneck.get("status") == "ok"
         else None,
+        evidence=bool(evidence),
     )
 
 
@@ -372,6 +374,8 @@ def _log_experience(
     """Append this comparison to the experience log (never fails the comparison)."""
     from .experience import Store, entry_from_comparison
 
+    if comp.get("evidence"):  # CPU-interpreter timings: no outcome to learn from
+        return {"skipped": comp["evidence"]}
     try:
         bn = "unknown"
         if parent_bottleneck and Path(parent_bottleneck).is_file():

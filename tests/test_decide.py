@@ -206,3 +206,15 @@ def test_an_override_settles_nothing_but_a_dispute():
     why = {"decision": "keep", "reason": "I am sure it is faster"}
     comps, st = fold([clocked("v0", 100.0, 100.0), clocked("v1", 110.0, 110.0, override=why)], P)
     assert comps[1]["decision"] == "discard" and "override_ignored" in comps[1] and st["best"]["version"] == "v0"
+
+
+def test_cpu_interpreter_verdicts_move_no_counter_and_stop_nothing():
+    """Issue 10: CPU timings are not evidence. Six clear regressions in a row on the CPU: each is
+    labelled, the counter stays 0 and the loop does not stop; the same on a GPU stops it."""
+    seq = [cand("v0")] + [cand(f"v{i}", 120, 120) for i in range(1, 7)]
+    comps, st = fold([Candidate(**{**c.__dict__, "evidence": False}) for c in seq], P)
+    assert [c["reason"] for c in comps[1:]] == ["regression"] * 6
+    assert all(c["evidence"].startswith("cpu-interpreter: timings are not evidence") for c in comps[1:])
+    assert st["consecutive_regressions"] == 0 and not st["recent_regressions"] and not st["stop"]
+    _, st = fold(seq, P)
+    assert st["stop"] and st["stop_reason"] == "6 consecutive regressions"

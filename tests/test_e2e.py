@@ -80,6 +80,20 @@ def test_compare_is_a_fold_over_the_chain(project):
         assert cur["best_after"] == (cur["version"] if cur["decision"] == "keep" else cur["best_before"])
         assert cur["method"] == "cpu-interpreter"
         assert len(cur["provenance"]["kernel_sha256"]) == 64
+        if cur["version"] != "v4":  # decided on CPU timings: labelled, no counter moved, nothing learned
+            assert cur["evidence"].startswith("cpu-interpreter: timings are not evidence")
+            assert cur["state"]["consecutive_regressions"] == 0 and not cur["state"]["recent_regressions"]
+            assert "skipped" in cur["experience"]
+    assert not state["stop"]
+
+
+def test_cpu_runs_add_no_outcome_to_the_experience_store(project):
+    from kopt.experience import Store
+
+    with Store(project / "experience.sqlite") as st:
+        rows = st.list()
+    # correctness counts everywhere (v4 is incorrect); nothing decided on CPU timings is learned
+    assert [(r["outcome"], r["reason"]) for r in rows] == [("discard", "incorrect")], rows
 
 
 def test_second_run_does_nothing(project):
