@@ -5,19 +5,36 @@ begins a unit of work (one config) and ``{"record": {...}}`` when it finishes on
 applies per unit, so a hang is caught after ``timeout_s`` whatever the number of configs, and the
 records finished before a crash or hang are kept. The child runs in its own process group, so a
 hung kernel's helper processes die with it.
+
+Interrupted is not failed: a child killed from outside (SIGKILL as the OOM killer sends it,
+SIGTERM, SIGINT, SIGHUP) raises ``Interrupted``, which fails the job (Snakemake removes its
+outputs and a rerun measures again) instead of writing a verdict; the kernel's own crash (SIGSEGV,
+SIGBUS, SIGABRT, ...), an exception or a hang stays a ``failed`` verdict. No child outlives its
+run: on Ctrl-C or SIGTERM of the job the child's group is killed, the child dies with the job's
+process if that is killed (``PR_SET_PDEATHSIG``), and the job stops its child when the Snakemake
+process that started it is gone (kill -9 of Snakemake).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+# signals that come from outside the kernel: the job fails (a rerun retries), no verdict is written
+EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+class Interrupted(RuntimeError):
+    """The child was stopped from outside: not a verdict on the kernel."""
 
 
 @dataclass
@@ -70,6 +87,43 @@ def _describe_exit(rc: int) -> str:
     return f"the process exited with code {rc}"
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the process that started it dies (Linux)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _snakemake_pid() -> int | None:
+    """The Snakemake process this job runs under (an ancestor), if any (Linux /proc)."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        if b"snakemake" in cmd:
+            return pid
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+        if pid <= 1:
+            return None
+    return None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
 def run_child(
     task: str,
     request: dict,
@@ -80,7 +134,8 @@ def run_child(
     log_path: str | Path | None = None,
     wrapper: list[str] | None = None,
 ) -> ChildOutcome:
-    """Run ``kopt.child`` ``task`` on ``request``; never raises for a failing kernel.
+    """Run ``kopt.child`` ``task`` on ``request``; never raises for a failing kernel, raises
+    ``Interrupted`` when the child or the run is stopped from outside.
 
     ``wrapper`` prefixes the command (a profiler such as ``ncu ...``); its output goes to the log.
     """
@@ -101,23 +156,21 @@ def run_child(
                 stdin=subprocess.DEVNULL,
                 env=child_env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
             records: list[dict] = []
             state = {"last": time.monotonic(), "current": None, "device": None}
-            offset, timed_out = 0, False
-            while True:
-                rc = proc.poll()
-                offset = _read_progress(prog, offset, records, state)
-                if rc is not None:
-                    break
-                limit = timeout_s if state["current"] or records else startup_timeout_s
-                if time.monotonic() - state["last"] > limit:
-                    timed_out = True
-                    _kill_group(proc)
-                    break
-                time.sleep(0.05)
+            with _group_killed_on_exit(proc):
+                rc, timed_out = _watch(proc, prog, records, state, timeout_s, startup_timeout_s)
         tail = _tail(log)
         dev = state["device"]
+        where = f" while running {state['current']}" if state["current"] else ""
+        if rc is not None and rc < 0 and -rc in EXTERNAL:
+            raise Interrupted(
+                f"kopt: the kernel process ({task}) was stopped from outside by {signal.Signals(-rc).name}{where} "
+                "(the OOM killer, a user or an interrupted run): the job fails so that a rerun measures again; "
+                "no verdict was written"
+            )
         if timed_out:
             where = f" in {state['current']}" if state["current"] else " before the first config started"
             return ChildOutcome(
@@ -140,7 +193,6 @@ def run_child(
             return ChildOutcome(
                 "raised", error=payload["error"], records=records, current=state["current"], device=dev, log_tail=tail
             )
-        where = f" while running {state['current']}" if state["current"] else ""
         last = tail.strip().splitlines()[-1:] if tail.strip() else []
         detail = f" (last output: {last[0][:300]})" if last else ""
         return ChildOutcome(
@@ -151,6 +203,49 @@ def run_child(
             device=dev,
             log_tail=tail,
         )
+
+
+def _watch(proc, prog: Path, records: list, state: dict, timeout_s: float, startup_timeout_s: float):
+    """Follow the child's progress until it exits (its return code), hangs past the limit or the
+    Snakemake process above this job is gone; returns (return code or None, timed out)."""
+    offset, snakemake = 0, _snakemake_pid()
+    while True:
+        rc = proc.poll()
+        offset = _read_progress(prog, offset, records, state)
+        if rc is not None:
+            return rc, False
+        limit = timeout_s if state["current"] or records else startup_timeout_s
+        if time.monotonic() - state["last"] > limit:
+            _kill_group(proc)
+            return None, True
+        if not _alive(snakemake):
+            _kill_group(proc)
+            raise Interrupted(f"kopt: Snakemake (pid {snakemake}) is gone: the kernel process was stopped")
+        time.sleep(0.05)
+
+
+class _group_killed_on_exit:
+    """Kills the child's process group when the job leaves early (Ctrl-C, SIGTERM, an error), and
+    turns SIGTERM into an exception for as long as the child runs (main thread only)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc, self.old = proc, None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and self.proc.poll() is None:
+            _kill_group(self.proc)
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
+def _raise_terminated(signum, frame):
+    raise Interrupted("kopt: the job was terminated (SIGTERM): the kernel process was stopped")
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -48,7 +48,7 @@ def run_version(tiny: Path, kernel: Path, params: dict, tmp: Path, hardware_json
         ("unwritten.py", "incorrect", "NaN where the reference is not (unwritten"),
         ("mutates_input.py", "incorrect", "modified its input(s) ['x']"),
         ("raises.py", "failed", "RuntimeError: boom: unsupported shape"),
-        ("dies.py", "failed", "killed by SIGKILL"),
+        ("dies.py", "failed", "killed by SIGSEGV"),
         ("syntax_error.py", "failed", "syntax_error.py: line 1: SyntaxError"),
         ("no_entry.py", "failed", "defines no run_kernel"),
     ],

@@ -1,0 +1,121 @@
+"""Issue 10: interrupted is not failed, and no kernel process outlives its run (Linux /proc)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kopt import runner
+from tests.test_bad_kernels import BAD, run_version
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _kernel_children(parent: int) -> list[int]:
+    """PIDs of kopt.child processes whose parent is ``parent``."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and _ppid(d) == parent:
+            try:
+                if b"kopt.child" in (d / "cmdline").read_bytes():
+                    out.append(int(d.name))
+            except OSError:
+                continue
+    return out
+
+
+def _wait_for(fn, timeout=60.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def _gone(pid: int, timeout=10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # a zombie of ours counts as gone
+            if (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_kernel_killed_from_outside_fails_the_job_not_the_version(tiny, tmp_path, run_params, sig):
+    """As the OOM killer would: no verdict is written, so a rerun measures again."""
+    params = {**run_params, "timeout_s": 120}
+
+    def kill_child():
+        pid = _wait_for(lambda: _kernel_children(os.getpid()))[0]
+        time.sleep(1.0)
+        os.kill(pid, sig)
+
+    threading.Thread(target=kill_child, daemon=True).start()
+    with pytest.raises(runner.Interrupted, match=f"stopped from outside by {sig.name}"):
+        run_version(tiny, BAD / "hangs.py", params, tmp_path)
+    assert not (tmp_path / "out" / "correctness.json").exists()
+
+
+RUN = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.test_bad_kernels import run_version
+from pathlib import Path
+params = {{"device": "auto", "timeout_s": 120, "bench": {{"warmup_ms": 1, "rep_ms": 1, "min_samples": 1,
+          "max_samples": 1, "flush_l2": False, "cpu_warmup": 1, "cpu_samples": 1}}}}
+run_version(Path({tiny!r}), Path({kernel!r}), params, Path({tmp!r}))
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_no_kernel_process_outlives_an_interrupted_job(tiny, tmp_path, sig):
+    """Ctrl-C, SIGTERM or kill -9 of the job's process: its kernel child is gone too."""
+    code = RUN.format(root=str(ROOT), tiny=str(tiny), kernel=str(BAD / "hangs.py"), tmp=str(tmp_path))
+    job = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    try:
+        child = _wait_for(lambda: _kernel_children(job.pid))[0]
+        time.sleep(1.0)
+        job.send_signal(sig)
+        job.wait(timeout=30)
+        assert _gone(child), f"kernel process {child} outlived the job ({sig.name})"
+    finally:
+        job.kill()
+
+
+def test_kill_9_of_snakemake_stops_the_kernel_process(tiny, tmp_path):
+    """Snakemake killed with SIGKILL leaves its job running; the job sees it gone and stops its
+    kernel child. (The stand-in for Snakemake carries "snakemake" in its command line.)"""
+    code = RUN.format(root=str(ROOT), tiny=str(tiny), kernel=str(BAD / "hangs.py"), tmp=str(tmp_path))
+    outer = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', sys.argv[1]]); time.sleep(600)"
+    fake = subprocess.Popen([sys.executable, "-c", outer, code, "snakemake"], cwd=ROOT)
+    try:
+        jobs = _wait_for(lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == fake.pid])
+        child = _wait_for(lambda: _kernel_children(jobs[0]))[0]
+        fake.kill()
+        fake.wait()
+        assert _gone(child), "the kernel process outlived Snakemake"
+        assert _gone(jobs[0]), "the job outlived Snakemake"
+    finally:
+        fake.kill()
+
+
+def _ppid(d: Path) -> int | None:
+    try:
+        return int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
