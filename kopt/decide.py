@@ -28,7 +28,8 @@ Pure (no torch, no I/O). Rules:
     regressions, "twice in a row" and the stop flags are left as they were.
   * Repairs (repair_of: vK) of an incorrect proposal: up to 3; a failed repair counts against the
     proposal (abandoned after 3) and never moves the regression counter; a passing repair is
-    compared like any candidate (its regression does not count either).
+    compared like any candidate (its regression does not count either). A repair_of that names a
+    version which was not incorrect or failed is refused ("invalid-repair").
   * Dispatch (split) versions target the classes they route to a kernel other than the best's.
 """
 
@@ -89,6 +90,7 @@ def initial_state() -> dict:
         "repairs": {},  # proposal -> failed repair attempts
         "abandoned": [],  # proposals whose repairs all failed
         "masked": [],
+        "broken": [],  # versions that were incorrect or failed: what a repair may name
     }
 
 
@@ -117,6 +119,7 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         "repairs": dict(state["repairs"]),
         "abandoned": list(state["abandoned"]),
         "masked": list(state["masked"]),
+        "broken": list(state["broken"]),
     }
     best = state["best"]
     comp = {
@@ -135,6 +138,16 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     if cand.gate_timeout:
         comp.update(decision="discard", reason="failed", detail=cand.reason)
         st["gate_timeout"] = cand.reason
+        return _finish(comp, st, params)
+
+    if cand.repair_of and cand.repair_of not in st["broken"]:
+        comp.update(
+            repair_of=cand.repair_of,
+            decision="discard",
+            reason="invalid-repair",
+            detail=f"repair_of: {cand.repair_of} was not incorrect or failed, so there is nothing to repair; "
+            "a new idea names its parent: instead",
+        )
         return _finish(comp, st, params)
 
     if cand.repair_of:
@@ -157,11 +170,13 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
                 st["abandoned"].append(cand.repair_of)
                 detail += f"; {cand.repair_of} is abandoned"
             comp.update(decision="discard", reason=why, detail=detail)
+            st["broken"].append(cand.version)
             return _finish(comp, st, params)  # repairs do not move the regression counter
 
     if cand.status != "ok":
         why = "incorrect" if cand.status == "incorrect" else "failed"
         comp.update(decision="discard", reason=why, detail=cand.reason)
+        st["broken"].append(cand.version)
         st.update(consecutive_regressions=0, last_small_direction={})
         return _finish(comp, st, params)
 

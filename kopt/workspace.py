@@ -191,8 +191,9 @@ def _first_duplicate(items) -> str | None:
     return None
 
 
-def _check_dispatch(meta: dict, meta_path: Path, n: int, columns: set[str]) -> None:
+def _check_dispatch(meta: dict, meta_path: Path, n: int, configs: list[dict]) -> None:
     routes = meta.get("dispatch") or []
+    columns = {k for cfg in configs for k in cfg}
     for i, r in enumerate(routes):
         if int(r["use"][1:]) >= n:
             raise WorkspaceError(f"{meta_path}: dispatch[{i}].use: {r['use']} is not an earlier version")
@@ -204,10 +205,12 @@ def _check_dispatch(meta: dict, meta_path: Path, n: int, columns: set[str]) -> N
         for col in r.get("when", {}):
             if columns and col not in columns:
                 raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: '{col}' is not a config column {sorted(columns)}")
+        if configs and "when" in r and not any(_matches(r["when"], c) for c in configs):
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: {r['when']} matches no config of target.yaml")
 
 
-def discover_versions(root: Path, classes: list[str], columns: set[str] | None = None) -> list[Version]:
-    columns = columns or set()
+def discover_versions(root: Path, classes: list[str], configs: list[dict] | None = None) -> list[Version]:
+    configs = configs or []
     kdir = root / "kernels"
     if not kdir.is_dir():
         raise WorkspaceError(f"{kdir}: folder is missing (it holds kernels/v0.py, v0.yaml, ...)")
@@ -250,7 +253,7 @@ def discover_versions(root: Path, classes: list[str], columns: set[str] | None =
             ref = meta.get(key)
             if ref is not None and int(ref[1:]) >= n:
                 raise WorkspaceError(f"{meta_path}: {key}: {ref} is not an earlier version")
-        _check_dispatch(meta, meta_path, n, columns)
+        _check_dispatch(meta, meta_path, n, configs)
         v = Version(f"v{n}", n, kernel, meta_path, meta)
         for tc in v.target_classes or []:
             if tc not in classes:
@@ -273,8 +276,7 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
         c = config_class(cfg, t["class_by"])
         if c not in all_classes:
             all_classes.append(c)
-    columns = {k for cfg in t["configs"] + t["cpu_configs"] for k in cfg}
-    found = discover_versions(root, all_classes, columns) if versions else []
+    found = discover_versions(root, all_classes, t["configs"] + t["cpu_configs"]) if versions else []
     return Workspace(
         root=root,
         name=t.get("name", root.name),
@@ -288,12 +290,16 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
     )
 
 
+def _matches(when: dict, cfg: dict) -> bool:
+    return all(cfg.get(col) in (vals if isinstance(vals, list) else [vals]) for col, vals in when.items())
+
+
 def route_for(routes: list[dict], cfg: dict) -> str:
     """The version a dispatching version sends config ``cfg`` to (the first route that matches)."""
     for r in routes:
         when = r.get("when")
         if when is None:
             return r["use"]
-        if all(cfg.get(col) in (vals if isinstance(vals, list) else [vals]) for col, vals in when.items()):
+        if _matches(when, cfg):
             return r["use"]
     raise WorkspaceError(f"no dispatch route for {cfg} (the last entry must be a default)")

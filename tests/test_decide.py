@@ -218,3 +218,14 @@ def test_cpu_interpreter_verdicts_move_no_counter_and_stop_nothing():
     assert st["consecutive_regressions"] == 0 and not st["recent_regressions"] and not st["stop"]
     _, st = fold(seq, P)
     assert st["stop"] and st["stop_reason"] == "6 consecutive regressions"
+
+
+def test_a_repair_of_a_correct_version_is_refused():
+    """Issue 10: repair_of must name an incorrect or failed version."""
+    seq = [cand("v0"), cand("v1", 90, 90), Candidate(**{**cand("v2", 80, 80).__dict__, "repair_of": "v1"})]
+    comps, st = fold(seq, P)
+    assert (comps[2]["decision"], comps[2]["reason"]) == ("discard", "invalid-repair")
+    assert "v1 was not incorrect or failed" in comps[2]["detail"] and st["best"]["version"] == "v1"
+    seq[1] = cand("v1", status="incorrect")
+    comps, _ = fold(seq, P)
+    assert comps[2]["reason"] != "invalid-repair"

@@ -72,7 +72,8 @@ def test_a_kernel_killed_from_outside_fails_the_job_not_the_version(tiny, tmp_pa
 
 
 RUN = """
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background shell ignores it)
 sys.path.insert(0, {root!r})
 from tests.test_bad_kernels import run_version
 from pathlib import Path

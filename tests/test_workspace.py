@@ -55,6 +55,8 @@ def _sub(path: Path, old: str, new: str):
         (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v7"), "kernels/v2.yaml: parent: v7 is not an earlier version"),
         (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v1\nhypothesys: typo"),
          "kernels/v2.yaml: (top level): Additional properties are not allowed ('hypothesys'"),
+        (lambda w: _sub(w / "kernels" / "v6.yaml", "N: [256]", "N: [255]"),
+         "kernels/v6.yaml: dispatch[0].when: {'N': [255]} matches no config of target.yaml"),
         (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v1\noverride: {decision: keep, reason: sure}"),
          "kernels/v2.yaml: override.reason: 'sure' is too short"),
         (lambda w: _sub(w / "kernels" / "v2.yaml", "parent: v1", "parent: v1\noverride: {decision: maybe, reason: measured end to end}"),
