@@ -127,6 +127,30 @@ def task_ncu_calls(req: dict, progress: Progress) -> dict:
     return {"device": device}
 
 
+def task_reference(req: dict, progress: Progress) -> dict:
+    """ref.py alone, before any version: it imports, defines setup() and reference(), and both run
+    on every config of the chosen device (one probe each). A fault names the function and config."""
+    import secrets
+
+    from . import harness, reference, variants
+
+    device = harness.select_device(req["device"])
+    progress.device(device)
+    ref = variants.load_reference(req["ref"])
+    out = {"device": device, "configs": []}
+    for item in req["configs_by_device"][device]:
+        progress.start(f"config {item['key']}")
+        try:
+            layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31))
+        except variants.KernelFault as e:
+            raise variants.KernelFault(f"{e} (config {item['key']})") from None
+        del d
+        rec = {"key": item["key"], "outputs": [{"name": o.name, "shape": list(o.shape), "dtype": o.dtype} for o in layout.outputs]}
+        progress.record(rec)
+        out["configs"].append(rec)
+    return out
+
+
 def task_hardware(req: dict, progress: Progress) -> dict:
     from . import harness
     from .hardware import measure_ceilings
@@ -144,6 +168,7 @@ TASKS = {
     "profile": task_profile,
     "ncu_calls": task_ncu_calls,
     "hardware": task_hardware,
+    "reference": task_reference,
 }
 
 

@@ -18,7 +18,7 @@ from . import decide as dec
 from .provenance import hashes, now
 from .render import render
 from .runner import run_gated
-from .workspace import Workspace, config_class, config_key, load_workspace
+from .workspace import Workspace, WorkspaceError, config_class, config_key, load_workspace
 
 
 def _items(ws: Workspace, configs: list[dict]) -> list[dict]:
@@ -69,6 +69,20 @@ def _merge(outcome, request: dict) -> tuple[str, list[dict], str | None, dict | 
         else:
             records.append({**it, "result": "NOT RUN", "reason": None, "seeds": []})
     return device or request["device"], records, err, result.get("env")
+
+
+def check_reference(*, target: str, out_json: str, log: str, params: dict) -> dict:
+    """ref.py on its own, before any version is judged: a fault stops the graph with one line
+    (WorkspaceError) naming the file, the function and the config, and touches no version."""
+    ws = load_workspace(Path(target).parent, versions=False)
+    req = _request(ws, str(ws.ref), params)
+    outcome = run_gated("reference", req, params, timeout_s=params["timeout_s"], log_path=log)
+    if not outcome.ok:
+        err = str(outcome.error).removeprefix("ref.py: ").removeprefix(f"{ws.ref}: ")
+        raise WorkspaceError(f"{ws.ref}: {err}; no version was run")
+    doc = {**outcome.result, "provenance": {**hashes(str(ws.ref), ws.ref, ws.target, params), "created": now()}}
+    _write_json(out_json, doc)
+    return doc
 
 
 def correctness(

@@ -5,6 +5,7 @@ rule baseline:
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
         hardware=HARDWARE_JSON,
+        reference="results/reference.json",
     output:
         correctness="results/baselines/{impl}/correctness.json",
         correctness_md="results/baselines/{impl}/correctness.md",

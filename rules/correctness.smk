@@ -1,3 +1,21 @@
+rule reference:
+    """ref.py alone, before any version: it imports, and setup() and reference() run on every config."""
+    input:
+        settings=SETTINGS["run"],
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
+    output:
+        json="results/reference.json",
+    log:
+        "results/logs/reference.log",
+    conda:
+        "../envs/kopt.yaml"
+    resources:
+        gpu=1,
+    script:
+        "../scripts/reference.py"
+
+
 rule correctness:
     """The correctness gate: every config, fresh seeds, float64 reference, poisoned outputs."""
     input:
@@ -6,6 +24,7 @@ rule correctness:
         sources=sources_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
+        reference="results/reference.json",
     output:
         json="results/{version}/correctness.json",
         md="results/{version}/correctness.md",

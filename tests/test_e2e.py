@@ -24,14 +24,19 @@ def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    """A copy of the workflow and the example, with the graph built once."""
-    dst = tmp_path_factory.mktemp("project")
+def copy_project(dst: Path) -> Path:
+    """The workflow and the example, without results."""
     for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt", "report"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
     shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")
+    return dst
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A copy of the workflow and the example, with the graph built once."""
+    dst = copy_project(tmp_path_factory.mktemp("project"))
     p = snakemake(dst)  # the default target: compare.json of v3, env_check.md and the reports
     assert p.returncode == 0, p.stdout + p.stderr
     return dst
@@ -209,3 +214,27 @@ def test_html_report(project):
     assert p.returncode == 0, p.stdout + p.stderr
     html = (project / "report.html").read_text(errors="replace")
     assert "performance.md" in html and "roofline.png" in html
+
+
+@pytest.mark.parametrize(
+    "old, new, says",
+    [
+        ("def reference(x):", "def reference_(x):", "ref.py: defines no reference() function"),
+        ("    return torch.softmax(x, dim=-1)", "    assert x.shape[1] != 2048, 'no long rows'\n    return torch.softmax(x, dim=-1)",
+         "reference() failed: AssertionError: no long rows (config M=8,N=2048,dtype=float32)"),
+        ("    torch.manual_seed(seed)", "    torch.manual_seed(seed)\n    assert N != 256, 'bad N'", "setup(seed="),
+    ],
+)
+def test_a_broken_reference_stops_before_any_version(tmp_path, old, new, says):
+    """Issue 10: one line naming ref.py, the function and the config; no version is judged."""
+    dst = copy_project(tmp_path)
+    ref = dst / "examples" / "softmax" / "ref.py"
+    assert old in ref.read_text()
+    ref.write_text(ref.read_text().replace(old, new))
+    p = snakemake(dst, "results/v3/compare.json")
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    line = next((ln for ln in out.splitlines() if ln.startswith("kopt: ") and "ref.py" in ln), None)
+    assert line and says in line and line.endswith("no version was run"), out[-3000:]
+    assert not list((dst / "results").glob("v*/correctness.json"))
+    assert not (dst / "experience.sqlite").exists()
