@@ -4,11 +4,13 @@
 
 
 include: "rules/common.smk"
+include: "rules/settings.smk"
 include: "rules/correctness.smk"
 include: "rules/bench.smk"
 include: "rules/hardware.smk"
 include: "rules/profile.smk"
 include: "rules/compare.smk"
+include: "rules/experience.smk"
 include: "rules/baseline.smk"
 include: "rules/report.smk"
 

@@ -57,7 +57,7 @@ def main() -> None:
             (ws / "kernels" / f"v{i}.yaml").write_text(
                 f"parent: v1\nhypothesis: copy {i}\nrationale: planning cost\nexpected: a tie\n"
             )
-        dt, out = timed(sm + ["-n", "--config", f"workspace={ws}"], ROOT)
+        dt, out = timed(sm + ["-d", str(Path(tmp) / "run"), "-n", "--config", f"workspace={ws}"], ROOT)
         jobs = next((line for line in out.splitlines() if line.strip().startswith("total")), "?")
         print(f"snakemake -n with 100 versions: {dt:.2f} s ({jobs.strip()}; target < 5 s)")
 

@@ -195,17 +195,6 @@ def _run_rocprof(req, res, classes, raw: Path, log: str, settings: dict) -> str 
     return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name"
 
 
-def _recommend(settings: dict, chip: str, bottleneck_class: str) -> list[dict] | dict:
-    """The experience log's top strategies for this class (never fails the step)."""
-    from .experience import Store
-
-    try:
-        with Store(settings.get("experience_db") or None) as st:
-            return st.recommend(settings.get("kernel_type", "?"), "triton", chip, bottleneck_class, n=3)
-    except Exception as e:  # noqa: BLE001
-        return {"error": f"{type(e).__name__}: {e}"}
-
-
 def bottleneck(
     *, version: str, profile_json: str, bench_csv: str, hardware_json: str, out_json: str, settings: dict
 ) -> dict:
@@ -273,7 +262,6 @@ def bottleneck(
                 "roofline_fraction_min": worst,
                 "target_reached": worst is not None and worst >= target,
                 "next_directions": bn.next_directions(verdict["class"], "triton"),
-                "recommendations": _recommend(settings, hwd["gpu"], verdict["class"]),
                 "rules": (k or {}).get("rules", []),
                 "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
             }

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from .commands import for_target, from_results
+from .provenance import owner_problem
 from .workspace import WorkspaceError, load_workspace
 
 
@@ -37,8 +39,17 @@ def _state(results: Path) -> dict | None:
     return None
 
 
-def cmd_new(a) -> int:
+def _owned(a):
+    """The workspace, and refusal when the results tree belongs to another one."""
     ws = load_workspace(a.workspace)
+    problem = owner_problem(a.results, ws.root)
+    if problem:
+        raise WorkspaceError(problem)
+    return ws, from_results(a.workspace, a.results)
+
+
+def cmd_new(a) -> int:
+    ws, command = _owned(a)
     st = _state(Path(a.results))
     base = a.from_version or (st or {}).get("best") or ws.versions[-1].name
     src = ws.version(base)
@@ -59,16 +70,16 @@ def cmd_new(a) -> int:
         "# strategy: an id from kopt/data/strategies.yaml (see `kopt experience recommend`)\n"
     )
     print(f"wrote {new_py} (a copy of {base}) and {new_yaml}; edit both, then:")
-    print(f"  snakemake --cores 1 results/v{n}/compare.json")
+    print(f"  {for_target(command, f'results/v{n}/compare.json')}")
     return 0
 
 
 def cmd_status(a) -> int:
-    ws = load_workspace(a.workspace)
+    ws, command = _owned(a)
     st = _state(Path(a.results))
     print(f"workspace {ws.root}: versions {ws.versions[0].name}..{ws.versions[-1].name}")
     if st is None:
-        print("no results yet; run: snakemake --cores 1")
+        print(f"no results yet; run: {for_target(command, 'results/' + ws.versions[-1].name + '/compare.json')}")
         return 0
     print(f"best: {st.get('best')}  (state after {st.get('after')})")
     print(f"consecutive regressions: {st.get('consecutive_regressions', 0)}")
@@ -81,9 +92,10 @@ def cmd_status(a) -> int:
         print(f"STOP: {st.get('stop_reason')}")
         print("next: the loop has stopped; change the config or the target to go on")
     elif missing:
-        print(f"next: snakemake --cores 1 results/{missing[-1]}/compare.json   (not built: {', '.join(missing)})")
+        print(f"next: {for_target(command, f'results/{missing[-1]}/compare.json')}   (not built: {', '.join(missing)})")
     else:
-        print("next: kopt new   (then fill in the hypothesis and edit the kernel)")
+        new = "kopt new" + ("" if a.workspace_default else f" --workspace {a.workspace}") + ("" if a.results == "results" else f" --results {a.results}")
+        print(f"next: {new}   (then fill in the hypothesis and edit the kernel)")
     return 0
 
 
@@ -168,7 +180,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
-    if getattr(a, "workspace", "x") is None:
+    a.workspace_default = getattr(a, "workspace", "x") is None
+    if a.workspace_default:
         a.workspace = _config_workspace()
     try:
         return a.fn(a)

@@ -211,3 +211,20 @@ def entry_from_comparison(comp: dict, *, kernel_type: str, chip: str, bottleneck
 
 def dumps(rows: list[dict]) -> str:
     return json.dumps(rows, indent=1, default=str)
+
+
+def build(out: str | Path, compares: list[str], imported: str | None = None) -> dict:
+    """The project's store (rule `experience`): the priors, one entry per comparison that gave
+    one, and, when asked, every entry of another store (read, never written)."""
+    Path(out).unlink(missing_ok=True)
+    added = skipped = 0
+    with Store(out) as st:
+        for path in compares:
+            comp = json.loads(Path(path).read_text())
+            entry = (comp.get("experience") or {}).get("entry")
+            if entry is None:
+                skipped += 1
+                continue
+            added += st.add({**entry, "created": (comp.get("provenance") or {}).get("created")})
+        merged = st.merge(imported) if imported else 0
+    return {"store": str(out), "comparisons": added, "without_entry": skipped, "imported": merged}

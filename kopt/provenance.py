@@ -22,11 +22,13 @@ def sha256_json(obj) -> str:
 
 
 def hashes(kernel: str | Path, ref: str | Path, target: str | Path, params: dict) -> dict:
+    """What a result was made from: content hashes of its files, and the settings in effect."""
     return {
         "kernel_sha256": sha256_file(kernel),
         "ref_sha256": sha256_file(ref),
         "target_sha256": sha256_file(target),
         "params_sha256": sha256_json(params),
+        "settings": params,
     }
 
 
@@ -97,3 +99,97 @@ def environment(device: str) -> dict:
     else:
         env.update(gpu=None, cpu=platform.processor() or platform.machine(), note="Triton interpreter on CPU")
     return env
+
+
+class StaleResult(ValueError):
+    """A result made from other files than the ones its consumer now declares."""
+
+
+def check_made_from(
+    result: str | Path, *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
+) -> None:
+    """Use a result only if its recorded hashes match the files in place now. Snakemake decides
+    reruns by modification time: a file copied with its old time, or ``--rerun-triggers mtime``
+    after switching workspaces, would otherwise hand over results made from other files."""
+    rec = (json.loads(Path(result).read_text()).get("provenance") or {}) if Path(result).is_file() else {}
+    files = {"ref_sha256": ref, "target_sha256": target, **({"kernel_sha256": kernel} if kernel else {})}
+    for key, path in files.items():
+        sha = sha256_file(path)
+        if rec.get(key) != sha:
+            raise StaleResult(
+                f"{result} was made from another {path} (sha256 {str(rec.get(key))[:12]}, now {sha[:12]}) "
+                f"and Snakemake kept it (a copy with an old modification time, or --rerun-triggers mtime): "
+                f"rebuild it and what was made from it: add --forcerun {result} to the snakemake command"
+            )
+
+
+def kept_but_stale(
+    chain: list[str | Path], *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
+) -> str | None:
+    """The first result of ``chain`` (each made from the files and the one before it) that
+    Snakemake would keep by its age although its recorded hashes say it was made from other
+    contents: the problem as one line, else None. A missing or older result is rebuilt anyway,
+    and so is everything after it."""
+    files = [Path(f) for f in (ref, target, kernel) if f]
+    if not all(f.is_file() for f in files):
+        return None
+    newest = max(f.stat().st_mtime for f in files)
+    for r in map(Path, chain):
+        if not r.is_file() or r.stat().st_mtime < newest:
+            return None
+        try:
+            check_made_from(r, ref=ref, target=target, kernel=kernel)
+        except StaleResult as e:
+            return str(e)
+        except ValueError:
+            return f"{r}: not valid JSON: add --forcerun {r} to the snakemake command"
+        newest = r.stat().st_mtime
+    return None
+
+
+# --- whose results tree this is ------------------------------------------------------------
+
+OWNER = "workspace.json"
+
+
+def workspace_id(root: str | Path) -> str:
+    """A workspace's identity: its path from the working folder when inside it (so moving the
+    whole project keeps it), else its absolute path."""
+    p = Path(root).resolve()
+    try:
+        return str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def write_owner(out: str | Path, log: str | Path, *, name: str, ref: str | Path, target: str | Path) -> dict:
+    """results/workspace.json: the workspace (target.yaml's folder) this tree belongs to."""
+    doc = {"workspace": workspace_id(Path(target).parent), "name": name, "ref_sha256": sha256_file(ref),
+           "target_sha256": sha256_file(target), "created": now()}
+    Path(out).write_text(json.dumps(doc, indent=1) + "\n")
+    Path(log).write_text(f"{out}: {doc['workspace']}\n")
+    return doc
+
+
+def owner_problem(results: str | Path, workspace: str | Path) -> str | None:
+    """Why this results tree must not be used for the workspace folder ``workspace`` (None: it may).
+    A tree records whose it is in results/workspace.json (the path as seen from the folder the tree
+    is in); one with results but no record is refused too."""
+    results, here = Path(results), Path(workspace).resolve()
+    rec = results / OWNER
+    if rec.is_file():
+        owner = json.loads(rec.read_text()).get("workspace")
+        if owner and (results.parent / owner).resolve() == here:
+            return None
+        return (
+            f"{results}/ holds the results of workspace {owner} ({rec}), not {workspace}: give {workspace} its own "
+            f"folder (snakemake -d runs/{here.name} --cores 1 <targets> --config workspace={workspace}), "
+            f"or move {results}/ aside"
+        )
+    made = [p for p in (*results.glob("v[0-9]*"), results / "reference.json", results / "baselines") if p.exists()]
+    if made:
+        return (
+            f"{results}/ holds results ({made[0]}) but no {rec} saying whose they are (an older kopt, or a copy): "
+            f"move {results}/ aside (mv {results} {results}.old) and rerun"
+        )
+    return None

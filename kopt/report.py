@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .commands import for_target
 from .decide import geomean
 from .render import render
 
@@ -67,6 +68,8 @@ class Results:
     # per torch baseline: True when the reference returns its outputs (timed with its own
     # allocation), False when it writes buffers it is given, None when unknown
     baseline_calls: dict[str, bool | None] = field(default_factory=dict)
+    # the command that rebuilds a target of this workspace ({target} where the target goes)
+    command: str = "snakemake --cores 1 {target}"
 
     def version(self, name: str) -> VersionData:
         return next(v for v in self.versions if v.name == name)
@@ -153,7 +156,7 @@ def performance_rows(res: Results) -> list[dict]:
                 "version": v.name,
                 "hash": ((v.compare.get("provenance") or {}).get("kernel_sha256") or "")[:12],
                 "status": v.decision,
-                "command": f"snakemake --cores 1 results/{v.name}/compare.json",
+                "command": for_target(res.command, f"results/{v.name}/compare.json"),
                 "target": ", ".join(tc) if isinstance(tc, list) else tc,
                 "hottest": v.hottest() or "-",
                 "script_us": geomean(script.values()) if script else None,
@@ -248,9 +251,27 @@ def reviews(res: Results) -> list[dict]:
     return out
 
 
-def render_performance(res: Results) -> str:
+def recommendations(res: Results, store: str | Path, kernel_type: str) -> list[dict]:
+    """Per class of the best version: its bottleneck and what worked before against it, from the
+    project's experience store (a declared input of rule `reports`)."""
+    from .experience import Store
+
+    best, chip = res.best, res.env.get("gpu") or "cpu"
+    if best is None or not best.bottleneck.get("classes"):
+        return []
+    out = []
+    with Store(store) as st:
+        for c in best.bottleneck["classes"]:
+            recs = st.recommend(kernel_type, "triton", chip, c["bottleneck"], n=3)
+            text = "; ".join(f"{r['strategy']} ({r['keeps']} kept of {r['tries']}, {r['basis']})" for r in recs)
+            out.append({"class": c["class"], "bottleneck": c["bottleneck"], "strategies": recs, "text": text or "none recorded"})
+    return out
+
+
+def render_performance(res: Results, recommended: list[dict] | None = None) -> str:
     return render(
         "performance.md.j2",
+        recommended=recommended or [],
         throttled=throttled(res),
         rows=performance_rows(res),
         classes=class_rows(res),

@@ -1,10 +1,10 @@
-"""Settings files: the config values a rule depends on, written where the rule can read them.
+"""Settings files: the config values each rule depends on, as a file the rule declares as input.
 
-The Snakefile writes each rule's settings to ``results/settings/<name>.json`` at parse time, and
-only when the content changed, so the file's modification time moves exactly when a setting does:
-Snakemake reruns the dependent jobs through their input (as it would for changed ``params:``),
-jobs on other nodes read their settings from a declared input, and no job needs ``params:``
-(whose change check makes Snakemake import pandas on every run: 0.2-0.8 s of each no-op rerun).
+Rule ``settings`` writes ``results/settings/<name>.json`` from its ``params:``, so Snakemake
+reruns it (and, through the file's new mtime, every job that reads it) exactly when a setting
+changes. Nothing is written while the Snakefile is parsed, so a dry run with other settings
+(``snakemake -n --config noise_pct=7``) changes no file a live run reads. Every result records
+the settings it was made with (``provenance.settings``).
 """
 
 from __future__ import annotations
@@ -12,21 +12,42 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+NAMES = ("run", "bench", "profile", "hardware", "bottleneck", "decide", "report")
 
-def write_if_changed(path: str | Path, settings: dict) -> str:
+
+def from_config(config: dict, *, gpu: str, kernel_type: str, command: str) -> dict[str, dict]:
+    """Each rule's settings: only the config values that rule's results depend on."""
+    run = {k: config[k] for k in ("device", "timeout_s", "gate", "inputs")}
+    return {
+        "run": run,
+        "bench": {**run, "bench": config["bench"], "ceiling_margin_pct": config["ceiling_margin_pct"]},
+        "profile": {**run, **config["profiler"], "profiler": config["profiler"]["backend"]},
+        "hardware": {**run, "gpu": gpu, "ceiling_runs": config["ceiling_runs"]},
+        "bottleneck": {"target_fraction": config["roofline_target"]},
+        "decide": {
+            k: config[k] for k in ("noise_pct", "trend_floor_pct", "max_consecutive_regressions", "review_speedup")
+        },
+        "report": {"command": command, "kernel_type": kernel_type},
+    }
+
+
+def dumps(settings: dict) -> str:
+    return json.dumps(settings, indent=1, sort_keys=True) + "\n"
+
+
+def write(path: str | Path, settings: dict) -> None:
     p = Path(path)
-    text = json.dumps(settings, indent=1, sort_keys=True) + "\n"
-    try:
-        if p.read_text() == text:
-            return str(p)
-    except OSError:
-        pass
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(p)
-    return str(p)
+    p.write_text(dumps(settings))
 
 
 def read(path: str | Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def changed(path: str | Path, settings: dict) -> bool:
+    """Whether a settings file exists and holds other values than these."""
+    try:
+        return Path(path).read_text() != dumps(settings)
+    except OSError:
+        return False

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
 from . import decide as dec
-from .provenance import hashes, now
+from .provenance import StaleResult, hashes, now
 from .render import render
 from .runner import run_gated
 from .workspace import Workspace, WorkspaceError, config_class, config_key, load_workspace
@@ -262,10 +264,19 @@ def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> dic
     return {**limits, "checked": True}
 
 
+@contextmanager
+def one_line_faults():
+    """A workspace fault or a stale input fails the job with one line on the terminal (kopt: ...)."""
+    try:
+        yield
+    except (WorkspaceError, StaleResult) as e:
+        print(f"kopt: {e}")
+        sys.__stderr__.write(f"kopt: {e}\n")
+        raise SystemExit(1) from None
+
+
 def redirect_log(path: str):
     """Send a rule script's stdout/stderr to its ``log:`` file."""
-    import sys
-
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     f = open(path, "w", buffering=1)
     sys.stdout = sys.stderr = f
@@ -360,7 +371,7 @@ def compare(
         }
     comp["diff"] = diff_size(kernel, parent_kernel)
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
-    comp["experience"] = _log_experience(comp, ws, df, parent_bottleneck, meta.get("strategy"), params)
+    comp["experience"] = _experience_entry(comp, ws, df, parent_bottleneck, meta.get("strategy"))
     _write_json(out_json, _clean(comp))
     return comp
 
@@ -382,32 +393,28 @@ def diff_size(kernel: str, parent: str | None) -> dict | None:
     return {"parent": str(parent), "lines_added": added, "lines_removed": removed, "lines_changed": added + removed}
 
 
-def _log_experience(
-    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None, params: dict
+def _experience_entry(
+    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None
 ) -> dict:
-    """Append this comparison to the experience log (never fails the comparison)."""
-    from .experience import Store, entry_from_comparison
+    """This comparison as an experience-log entry (rule `experience` collects them into the
+    project's store); CPU-interpreter timings teach nothing, so they give none."""
+    from .experience import entry_from_comparison
 
-    if comp.get("evidence"):  # CPU-interpreter timings: no outcome to learn from
+    if comp.get("evidence"):
         return {"skipped": comp["evidence"]}
-    try:
-        bn = "unknown"
-        if parent_bottleneck and Path(parent_bottleneck).is_file():
-            classes = json.loads(Path(parent_bottleneck).read_text()).get("classes", [])
-            targets = comp.get("target_classes")
-            pick = [c for c in classes if targets == "all" or c["class"] in (targets or [])] or classes
-            if pick:
-                names = [c["bottleneck"] for c in pick]
-                bn = max(set(names), key=names.count)
-        chip = str(df["device"].iloc[0]) if len(df) else "cpu"
-        entry = entry_from_comparison(
-            comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=strategy, workspace=str(ws.root)
-        )
-        with Store(params.get("experience_db") or None) as st:
-            added = st.add(entry)
-        return {"store": str(st.path), "added": added, "bottleneck": bn, "strategy": entry["strategy"]}
-    except Exception as e:  # noqa: BLE001 - the log is an aid, not a gate
-        return {"error": f"{type(e).__name__}: {e}"}
+    bn = "unknown"
+    if parent_bottleneck and Path(parent_bottleneck).is_file():
+        classes = json.loads(Path(parent_bottleneck).read_text()).get("classes", [])
+        targets = comp.get("target_classes")
+        pick = [c for c in classes if targets == "all" or c["class"] in (targets or [])] or classes
+        if pick:
+            names = [c["bottleneck"] for c in pick]
+            bn = max(set(names), key=names.count)
+    chip = str(df["device"].iloc[0]) if len(df) else "cpu"
+    entry = entry_from_comparison(
+        comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=strategy, workspace=str(ws.root)
+    )
+    return {"entry": entry}
 
 
 def _clean(obj):

@@ -8,12 +8,19 @@ min_version("9.0")
 
 # The package lives next to this workflow; make it importable even when not pip-installed.
 sys.path.insert(0, str(Path(workflow.basedir)))
+import yaml
+from snakemake.settings.enums import RerunTrigger
+
+from kopt.commands import overrides, snakemake_command
 from kopt.hardware import detect_gpu_cached, slug
-from kopt.settings import write_if_changed
+from kopt.provenance import kept_but_stale, owner_problem, workspace_id, write_owner
+from kopt.settings import changed as settings_changed
+from kopt.settings import from_config as settings_from_config
 from kopt.workspace import WorkspaceError, load_workspace
 
 
-configfile: "config/config.yaml"
+# found next to the workflow, so `snakemake -d DIR` (results under DIR) finds it too
+configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 
 try:
@@ -23,11 +30,21 @@ except WorkflowError as e:
         f"kopt: config/config.yaml (or --config/--configfile): {e}"
     ) from None
 
+
+def workspace_path(path):
+    """A relative workspace path: from the working directory, else from the workflow's folder."""
+    p = Path(path)
+    if not p.is_absolute() and not p.exists() and (Path(workflow.basedir) / p).exists():
+        return Path(workflow.basedir) / p
+    return p
+
+
 try:
-    WS = load_workspace(config["workspace"])
+    WS = load_workspace(workspace_path(config["workspace"]))
 except WorkspaceError as e:
     raise WorkflowError(f"kopt: {e}") from None
 
+WS_ID = workspace_id(WS.root)
 VERSIONS = [v.name for v in WS.versions]
 LAST = VERSIONS[-1]
 
@@ -79,46 +96,74 @@ def previous_compare(wildcards):
 GPU = (
     config["gpu"]
     if config["gpu"] != "auto"
-    else (detect_gpu_cached(config["device"], "results/settings/gpu.json") or "cpu")
+    else (detect_gpu_cached(config["device"], ".snakemake/kopt-gpu.json") or "cpu")
 )
 HARDWARE_JSON = f"results/hardware/{slug(GPU)}.json"
 REGISTRY = sorted(
     str(p) for p in Path(workflow.basedir, "config", "hardware").glob("*.yaml")
 )
 
-# Each rule reads its settings from a file it declares as input (see kopt/settings.py).
-_run = {
-    "device": config["device"],
-    "timeout_s": config["timeout_s"],
-    "gate": config["gate"],
-    "inputs": config["inputs"],
-}
-SETTINGS = {
-    name: write_if_changed(f"results/settings/{name}.json", value)
-    for name, value in {
-        "run": _run,
-        "bench": {
-            **_run,
-            "bench": config["bench"],
-            "ceiling_margin_pct": config["ceiling_margin_pct"],
-        },
-        "profile": {
-            **_run,
-            **config["profiler"],
-            "profiler": config["profiler"]["backend"],
-        },
-        "hardware": {**_run, "gpu": GPU, "ceiling_runs": config["ceiling_runs"]},
-        "bottleneck": {
-            "target_fraction": config["roofline_target"],
-            "experience_db": config["experience_db"],
-            "kernel_type": WS.name,
-        },
-        "decide": {
-            "noise_pct": config["noise_pct"],
-            "trend_floor_pct": config["trend_floor_pct"],
-            "experience_db": config["experience_db"],
-            "max_consecutive_regressions": config["max_consecutive_regressions"],
-            "review_speedup": config["review_speedup"],
-        },
-    }.items()
-}
+# The command that rebuilds a target of this workspace, as the reports and kopt print it.
+_DEFAULTS = (
+    yaml.safe_load(Path(workflow.basedir, "config", "config.yaml").read_text()) or {}
+)
+_elsewhere = Path.cwd().resolve() != Path(workflow.basedir).resolve()
+COMMAND = snakemake_command(
+    WS_ID,
+    snakefile=str(Path(workflow.main_snakefile).resolve()) if _elsewhere else None,
+    folder=str(Path.cwd().resolve()) if _elsewhere else None,
+    extra=overrides(config, _DEFAULTS),
+)
+
+# Each rule reads its settings from results/settings/<name>.json, written by rule `settings`
+# from its params (see kopt/settings.py): nothing is written while this file is parsed.
+SETTING_VALUES = settings_from_config(
+    config, gpu=GPU, kernel_type=WS.name, command=COMMAND
+)
+SETTINGS = {name: f"results/settings/{name}.json" for name in SETTING_VALUES}
+
+
+# Whose results tree this is: a tree made for another workspace is never mixed with this one.
+_owner = owner_problem("results", WS.root)
+if _owner:
+    raise WorkflowError(f"kopt: {_owner}")
+
+
+def _forced(rule_name, path):
+    ds = workflow.dag_settings
+    return ds.forceall or rule_name in ds.forcerun or path in ds.forcerun
+
+
+def results_made_from_these_files(wildcards):
+    """Checked while the DAG is built (--forcerun is known by then): a result of this version that
+    Snakemake would keep by its age although its recorded hashes say it was made from other files
+    stops the run with one line; nothing made from it is decided."""
+    v = WS.version(wildcards.version)
+    chain = []
+    for rule_name in ("correctness", "bench", "compare"):
+        path = f"results/{v.name}/{rule_name}.json"
+        if _forced(rule_name, path):
+            break
+        chain.append(path)
+    problem = kept_but_stale(chain, ref=WS.ref, target=WS.target, kernel=v.kernel)
+    if not _forced("reference", "results/reference.json"):
+        problem = problem or kept_but_stale(
+            ["results/reference.json"], ref=WS.ref, target=WS.target
+        )
+    if problem:
+        raise WorkflowError(f"kopt: {problem}")
+    return []
+
+
+def settings_in_effect(wildcards):
+    """Checked while the DAG is built: with --rerun-triggers without params, a settings file
+    holding other values would silently keep results made with them."""
+    path = SETTINGS[wildcards.name]
+    if RerunTrigger.PARAMS not in workflow.rerun_triggers and settings_changed(
+        path, SETTING_VALUES[wildcards.name]
+    ):
+        raise WorkflowError(
+            f"kopt: {path} holds other settings than this run's, and --rerun-triggers without "
+            "'params' would keep the results made with them: drop --rerun-triggers (or add params)"
+        )
+    return []

@@ -3,6 +3,7 @@ rule compare:
     input:
         unpack(previous_compare),
         unpack(parent_files),
+        fresh=results_made_from_these_files,
         settings=SETTINGS["decide"],
         kernel=kernel_of,
         sources=sources_of,
@@ -11,6 +12,7 @@ rule compare:
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",
         bench="results/{version}/bench.csv",
+        bench_meta="results/{version}/bench.json",
         bottleneck="results/{version}/bottleneck.json",
     output:
         json="results/{version}/compare.json",

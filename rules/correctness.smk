@@ -2,6 +2,7 @@ rule reference:
     """ref.py alone, before any version: it imports, and setup() and reference() run on every config."""
     input:
         settings=SETTINGS["run"],
+        owner="results/workspace.json",
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
     output:

@@ -18,8 +18,11 @@ rule env_check:
 rule reports:
     """performance.md, final_report.md, benchmark.md and the plots, from result files alone."""
     input:
-        settings=SETTINGS["decide"],
+        settings=SETTINGS["report"],
         env="results/env_check.json",
+        experience="results/experience.sqlite",
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
         hardware=HARDWARE_JSON,
         baselines=expand(
             "results/baselines/{impl}/{file}",

@@ -1,9 +1,12 @@
 """Rule `baseline`: check then time the reference as torch eager or torch.compile."""
 
 from kopt.settings import read as read_settings
-from kopt.steps import bench, correctness, redirect_log
+from kopt.provenance import check_made_from
+from kopt.steps import bench, correctness, one_line_faults, redirect_log
 
 redirect_log(snakemake.log[0])
+with one_line_faults():
+    check_made_from(snakemake.input.reference, ref=snakemake.input.ref, target=snakemake.input.target)
 impl, out = snakemake.wildcards.impl, snakemake.output
 settings = read_settings(snakemake.input.settings)
 common = dict(version=f"torch-{impl}", target=snakemake.input.target, kernel=snakemake.input.ref, impl=impl)

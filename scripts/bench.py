@@ -1,9 +1,13 @@
 """Rule `bench`: unpack snakemake, call kopt.steps.bench."""
 
 from kopt.settings import read as read_settings
-from kopt.steps import bench, redirect_log
+from kopt.provenance import check_made_from
+from kopt.steps import bench, one_line_faults, redirect_log
 
 redirect_log(snakemake.log[0])
+with one_line_faults():
+    i = snakemake.input
+    check_made_from(i.correctness, ref=i.ref, target=i.target, kernel=i.kernel)
 df = bench(
     version=snakemake.wildcards.version,
     target=snakemake.input.target,

@@ -1,9 +1,16 @@
 """Rule `compare`: unpack snakemake, call kopt.steps.compare."""
 
 from kopt.settings import read as read_settings
-from kopt.steps import compare, redirect_log
+from kopt.provenance import check_made_from
+from kopt.steps import compare, one_line_faults, redirect_log
 
 redirect_log(snakemake.log[0])
+i = snakemake.input
+with one_line_faults():  # a decision only from results made from the files in place now
+    for made in (i.correctness, i.bench_meta):
+        check_made_from(made, ref=i.ref, target=i.target, kernel=i.kernel)
+    if i.get("prev"):
+        check_made_from(i.prev, ref=i.ref, target=i.target)
 comp = compare(
     version=snakemake.wildcards.version,
     target=snakemake.input.target,

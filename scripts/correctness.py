@@ -1,9 +1,12 @@
 """Rule `correctness`: unpack snakemake, call kopt.steps.correctness."""
 
 from kopt.settings import read as read_settings
-from kopt.steps import correctness, redirect_log
+from kopt.provenance import check_made_from
+from kopt.steps import correctness, one_line_faults, redirect_log
 
 redirect_log(snakemake.log[0])
+with one_line_faults():
+    check_made_from(snakemake.input.reference, ref=snakemake.input.ref, target=snakemake.input.target)
 doc = correctness(
     version=snakemake.wildcards.version,
     target=snakemake.input.target,

@@ -5,9 +5,13 @@ Rule `profile`: unpack snakemake, call kopt.analysis.profile."""
 
 from kopt.analysis import profile
 from kopt.settings import read as read_settings
-from kopt.steps import redirect_log
+from kopt.provenance import check_made_from
+from kopt.steps import one_line_faults, redirect_log
 
 redirect_log(snakemake.log[0])
+with one_line_faults():
+    i = snakemake.input
+    check_made_from(i.correctness, ref=i.ref, target=i.target, kernel=i.kernel)
 doc = profile(
     version=snakemake.wildcards.version,
     target=snakemake.input.target,

@@ -1,6 +1,7 @@
 """The whole graph, end to end on the CPU (Triton interpreter), on a temporary copy of the project."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,9 +16,11 @@ CORRECT = [v for v in VERSIONS if v != "v4"]
 
 
 def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
+    """Snakemake on the CPU; a user-wide experience store would land in cwd/xdg (none must)."""
     return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", f"experience_db={cwd}/experience.sqlite", *config],
+        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", *config],
         cwd=cwd,
+        env={**os.environ, "XDG_DATA_HOME": str(cwd / "xdg")},
         capture_output=True,
         text=True,
         timeout=600,
@@ -95,10 +98,38 @@ def test_compare_is_a_fold_over_the_chain(project):
 def test_cpu_runs_add_no_outcome_to_the_experience_store(project):
     from kopt.experience import Store
 
-    with Store(project / "experience.sqlite") as st:
+    # the project's store is rule `experience`'s output; nothing is written to a user-wide one
+    assert not (project / "xdg").exists()
+    with Store(project / "results" / "experience.sqlite") as st:
         rows = st.list()
     # correctness counts everywhere (v4 is incorrect); nothing decided on CPU timings is learned
     assert [(r["outcome"], r["reason"]) for r in rows] == [("discard", "incorrect")], rows
+    perf = (project / "results" / "performance.md").read_text()
+    assert "## What worked before" in perf and "(latency-bound): split-dispatch" in perf
+
+
+def _tree(results: Path) -> dict:
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in results.rglob("*") if p.is_file()}
+
+
+def test_a_dry_run_with_other_settings_changes_no_file(project):
+    """Settings are written by rule `settings`, not while the Snakefile is parsed."""
+    before = _tree(project / "results")
+    p = snakemake(project, "-n", "results/v3/compare.json", config=["noise_pct=7"])
+    assert p.returncode == 0 and "settings" in p.stdout, p.stdout + p.stderr
+    assert _tree(project / "results") == before
+
+
+def test_a_changed_setting_reruns_what_reads_it_and_is_recorded(project):
+    corr = (project / "results" / "v1" / "correctness.json").read_bytes()
+    try:
+        p = snakemake(project, "results/v1/compare.json", config=["noise_pct=7"])
+        assert p.returncode == 0, p.stdout + p.stderr
+        comp = json.loads((project / "results" / "v1" / "compare.json").read_text())
+        assert comp["provenance"]["settings"]["noise_pct"] == 7
+        assert (project / "results" / "v1" / "correctness.json").read_bytes() == corr  # does not read it
+    finally:
+        assert snakemake(project).returncode == 0  # every version and report back as the other tests expect
 
 
 def test_second_run_does_nothing(project):

@@ -255,6 +255,7 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
     assert kopt(["unmask", "--workspace", str(ws), "v2"]) == 0
     assert not load_workspace(ws).version("v2").masked
     (results / "v6").mkdir(parents=True)
+    (results / "workspace.json").write_text(json.dumps({"workspace": str(ws)}))  # whose tree this is
     state = {"best": {"version": "v1", "medians": {}}, "consecutive_regressions": 2, "stop": False}
     (results / "v6" / "compare.json").write_text(json.dumps({"version": "v6", "best_after": "v1", "state": state}))
     kopt(["status", "--workspace", str(ws), "--results", str(results)])  # from the last comparison

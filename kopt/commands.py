@@ -1,0 +1,45 @@
+"""The commands kopt prints (reports, `kopt new`, `kopt status`), complete for the workspace in use.
+
+Targets come before ``--config``: ``--config`` takes every word after it as a key=value pair, so
+``snakemake --config workspace=X results/v3/compare.json`` would swallow the target.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+TARGET = "{target}"
+
+
+def overrides(config: dict, defaults: dict) -> dict:
+    """The scalar config values that differ from config/config.yaml's (given with --config)."""
+    return {
+        k: v
+        for k, v in config.items()
+        if k != "workspace" and not isinstance(v, (dict, list)) and k in defaults and defaults[k] != v
+    }
+
+
+def snakemake_command(
+    workspace: str, *, folder: str | None = None, snakefile: str | None = None, extra: dict | None = None
+) -> str:
+    """A template with ``{target}`` where the targets go."""
+    words = ["snakemake"]
+    if snakefile:
+        words += ["-s", snakefile]
+    if folder:
+        words += ["-d", folder]
+    words += ["--cores", "1", TARGET, "--config", f"workspace={workspace}"]
+    words += [f"{k}={v}" for k, v in (extra or {}).items()]
+    return " ".join(w if w == TARGET else shlex.quote(str(w)) for w in words)
+
+
+def for_target(template: str, target: str) -> str:
+    return template.replace(TARGET, target)
+
+
+def from_results(workspace: str, results: str | Path) -> str:
+    """The command for a results tree at ``results`` (from the project folder, as kopt runs)."""
+    parent = Path(results).parent
+    return snakemake_command(workspace, folder=None if str(parent) in ("", ".") else str(parent))

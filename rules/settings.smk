@@ -1,0 +1,34 @@
+rule settings:
+    """A rule's settings as a file it declares as input: rewritten only when they change (params)."""
+    input:
+        settings_in_effect,
+    output:
+        json="results/settings/{name}.json",
+    log:
+        "results/logs/settings/{name}.log",
+    wildcard_constraints:
+        name="|".join(SETTING_VALUES),
+    localrule: True
+    params:
+        settings=lambda w: SETTING_VALUES[w.name],
+    run:
+        from kopt.settings import write
+
+        write(output.json, params.settings)
+        Path(log[0]).write_text(f"wrote {output.json}\n")
+
+
+rule owner:
+    """Whose results tree this is: checked before every run, `kopt status` and `kopt new`."""
+    input:
+        ref=ws_file("ref.py"),
+        target=ws_file("target.yaml"),
+    output:
+        json="results/workspace.json",
+    log:
+        "results/logs/owner.log",
+    localrule: True
+    run:
+        write_owner(
+            output.json, log[0], name=WS.name, ref=input.ref, target=input.target
+        )

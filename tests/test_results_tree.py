@@ -1,0 +1,156 @@
+"""Issue 10, item 1: one results tree per workspace, results reused only when their recorded
+provenance matches, -d DIR, and commands printed complete for the workspace in use."""
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kopt.cli import main as kopt
+from kopt.commands import for_target, from_results, overrides, snakemake_command
+from kopt.provenance import StaleResult, check_made_from, kept_but_stale, owner_problem
+from tests.test_e2e import copy_project, snakemake
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _second_workspace(project: Path) -> Path:
+    """examples/softmax_b: the softmax target under another name and with other CPU shapes."""
+    b = project / "examples" / "softmax_b"
+    shutil.copytree(project / "examples" / "softmax", b)
+    t = b / "target.yaml"
+    text = t.read_text()
+    assert "name: softmax" in text and "M: 48" in text
+    t.write_text(text.replace("name: softmax", "name: softmax_b").replace("M: 48", "M: 40"))
+    for k in b.glob("kernels/v*"):
+        if k.stem != "v0":
+            k.unlink()
+    return b
+
+
+def _tree(results: Path) -> dict:
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in results.rglob("*") if p.is_file()}
+
+
+def test_two_workspaces_in_one_project_never_mix(tmp_path, monkeypatch, capsys):
+    dst = copy_project(tmp_path)
+    b = _second_workspace(dst)
+    p = snakemake(dst, "results/v0/compare.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    before = _tree(dst / "results")
+    for extra in ((), ("--rerun-triggers", "mtime")):  # mtime: what let B reuse A's results before
+        p = snakemake(dst, "results/v0/compare.json", *extra, config=["workspace=examples/softmax_b"])
+        out = p.stdout + p.stderr
+        assert p.returncode != 0
+        assert "kopt: results/ holds the results of workspace examples/softmax (results/workspace.json), not" in out
+        assert "snakemake -d runs/softmax_b" in out
+    assert _tree(dst / "results") == before  # refused: nothing overwritten, nothing mixed
+
+    # isolated: B in its own folder (-d), its workspace found from the workflow's folder
+    p = snakemake(dst, "-d", "runs/b", "results/v0/compare.json", config=["workspace=examples/softmax_b"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    a = json.loads((dst / "results" / "v0" / "correctness.json").read_text())["provenance"]
+    bb = json.loads((dst / "runs" / "b" / "results" / "v0" / "correctness.json").read_text())["provenance"]
+    assert a["target_sha256"] == _sha(dst / "examples" / "softmax" / "target.yaml")
+    assert bb["target_sha256"] == _sha(b / "target.yaml") != a["target_sha256"]
+    assert json.loads((dst / "runs" / "b" / "results" / "workspace.json").read_text())["workspace"] == str(b.resolve())
+    assert _tree(dst / "results") == before
+
+    # kopt refuses the wrong tree too, and prints commands complete for the workspace in use
+    monkeypatch.chdir(dst)
+    assert kopt(["status", "--workspace", "examples/softmax_b"]) == 2
+    assert "holds the results of workspace examples/softmax" in capsys.readouterr().err
+    assert kopt(["new", "--workspace", "examples/softmax_b"]) == 2
+    assert not (b / "kernels" / "v1.py").exists()
+    assert kopt(["status", "--workspace", "examples/softmax_b", "--results", "runs/b/results"]) == 0
+    assert "next: kopt new --workspace examples/softmax_b --results runs/b/results" in capsys.readouterr().out
+    assert kopt(["new", "--workspace", "examples/softmax_b", "--results", "runs/b/results"]) == 0
+    hint = "snakemake -d runs/b --cores 1 results/v1/compare.json --config workspace=examples/softmax_b"
+    assert hint in capsys.readouterr().out
+
+
+def test_a_result_kept_by_its_age_but_made_from_other_files_is_refused(tmp_path):
+    """A kernel copied with its old modification time: Snakemake would keep v1's results."""
+    dst = copy_project(tmp_path)
+    assert snakemake(dst, "results/v1/compare.json").returncode == 0
+    k = dst / "examples" / "softmax" / "kernels" / "v1.py"
+    st = k.stat()
+    k.write_text(k.read_text() + "\n# changed, then given its old time back (cp -p, tar, rsync -t)\n")
+    os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))
+    p = snakemake(dst, "results/v1/compare.json")
+    out = p.stdout + p.stderr
+    assert p.returncode != 0
+    assert "kopt: results/v1/correctness.json was made from another examples/softmax/kernels/v1.py" in out
+    assert "add --forcerun results/v1/correctness.json to the snakemake command" in out
+    p = snakemake(dst, "results/v1/compare.json", "--forcerun", "results/v1/correctness.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    comp = json.loads((dst / "results" / "v1" / "compare.json").read_text())
+    assert comp["provenance"]["kernel_sha256"] == _sha(k)
+
+
+def test_d_dir_puts_results_there(tmp_path):
+    (tmp_path / "project").mkdir()
+    dst = copy_project(tmp_path / "project")
+    p = snakemake(dst, "-d", str(tmp_path / "elsewhere"), "results/v0/compare.json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "elsewhere" / "results" / "v0" / "compare.json").is_file()
+    assert not (dst / "results").exists()
+
+
+# --- the pieces, without Snakemake -----------------------------------------------------------
+
+
+def _made(tmp_path: Path) -> tuple[Path, dict]:
+    files = {n: tmp_path / n for n in ("ref.py", "target.yaml", "v1.py")}
+    for n, f in files.items():
+        f.write_text(n)
+    res = tmp_path / "correctness.json"
+    res.write_text(json.dumps({"provenance": {"ref_sha256": _sha(files["ref.py"]), "target_sha256": _sha(files["target.yaml"]),
+                                              "kernel_sha256": _sha(files["v1.py"])}}))
+    return res, dict(ref=files["ref.py"], target=files["target.yaml"], kernel=files["v1.py"])
+
+
+def test_check_made_from(tmp_path):
+    res, files = _made(tmp_path)
+    check_made_from(res, **files)
+    files["kernel"].write_text("another kernel")
+    with pytest.raises(StaleResult, match=r"correctness.json was made from another .*v1.py .*--forcerun "):
+        check_made_from(res, **files)
+
+
+def test_kept_but_stale_only_when_snakemake_would_keep_it(tmp_path):
+    res, files = _made(tmp_path)
+    files["kernel"].write_text("another kernel")
+    for f in files.values():  # older than the result: Snakemake keeps the result
+        os.utime(f, (1e9, 1e9))
+    os.utime(res, (1e9 + 100, 1e9 + 100))
+    assert "made from another" in kept_but_stale([res], **files)
+    later = tmp_path / "bench.json"
+    later.write_text("{}")  # after a stale one: the first problem is named
+    os.utime(later, (1e9 + 150, 1e9 + 150))
+    assert "correctness.json was made from another" in kept_but_stale([res, later], **files)
+    os.utime(files["kernel"], (1e9 + 200, 1e9 + 200))  # newer: Snakemake reruns it anyway
+    assert kept_but_stale([res, later], **files) is None
+
+
+def test_owner_problem(tmp_path):
+    results = tmp_path / "results"
+    ws = tmp_path / "examples" / "a"
+    ws.mkdir(parents=True)
+    assert owner_problem(results, ws) is None  # nothing there yet
+    (results / "v0").mkdir(parents=True)
+    assert "no " in owner_problem(results, ws) and "whose they are" in owner_problem(results, ws)
+    (results / "workspace.json").write_text(json.dumps({"workspace": "examples/a"}))
+    assert owner_problem(results, ws) is None
+    assert "holds the results of workspace examples/a" in owner_problem(results, tmp_path / "examples" / "b")
+
+
+def test_commands_put_targets_before_config():
+    cmd = snakemake_command("examples/gemm", extra=overrides({"device": "cpu", "noise_pct": 1.0, "bench": {}}, {"device": "auto", "noise_pct": 1.0}))
+    assert for_target(cmd, "results/v3/compare.json") == "snakemake --cores 1 results/v3/compare.json --config workspace=examples/gemm device=cpu"
+    assert for_target(from_results("w", "runs/x/results"), "t") == "snakemake -d runs/x --cores 1 t --config workspace=w"
