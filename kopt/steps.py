@@ -371,7 +371,8 @@ def compare(
         }
     comp["diff"] = diff_size(kernel, parent_kernel)
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
-    comp["experience"] = _experience_entry(comp, ws, df, parent_bottleneck, meta.get("strategy"))
+    gpu = ((json.loads(Path(correctness_json).read_text()).get("provenance") or {}).get("env") or {}).get("gpu")
+    comp["experience"] = _experience_entry(comp, ws, df, parent_bottleneck, meta.get("strategy"), gpu)
     _write_json(out_json, _clean(comp))
     return comp
 
@@ -394,7 +395,7 @@ def diff_size(kernel: str, parent: str | None) -> dict | None:
 
 
 def _experience_entry(
-    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None
+    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None, gpu: str | None
 ) -> dict:
     """This comparison as an experience-log entry (rule `experience` collects them into the
     project's store); CPU-interpreter timings teach nothing, so they give none."""
@@ -410,7 +411,8 @@ def _experience_entry(
         if pick:
             names = [c["bottleneck"] for c in pick]
             bn = max(set(names), key=names.count)
-    chip = str(df["device"].iloc[0]) if len(df) else "cpu"
+    # the GPU's name (also for a version that was never benchmarked), else the device column
+    chip = gpu or (str(df["device"].iloc[0]) if len(df) else "cpu")
     entry = entry_from_comparison(
         comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=strategy, workspace=str(ws.root)
     )

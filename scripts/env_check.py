@@ -8,9 +8,10 @@ from kopt.settings import read as read_settings
 from kopt.steps import redirect_log
 
 redirect_log(snakemake.log[0])
-env = collect(read_settings(snakemake.input.settings)["device"])
+settings = read_settings(snakemake.input.settings)
+env = collect(settings["device"])
 with open(snakemake.output.json, "w") as f:
-    json.dump(env, f, indent=2)
+    json.dump({**env, "provenance": {"settings": settings}}, f, indent=2)
 with open(snakemake.output.md, "w") as f:
     f.write(render("env_check.md.j2", env=env))
 print(json.dumps(env, indent=2))
