@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -118,6 +119,10 @@ def test_a_dry_run_with_other_settings_changes_no_file(project):
     p = snakemake(project, "-n", "results/v3/compare.json", config=["noise_pct=7"])
     assert p.returncode == 0 and "settings" in p.stdout, p.stdout + p.stderr
     assert _tree(project / "results") == before
+    # without the params trigger the changed setting would go unnoticed: refused instead
+    p = snakemake(project, "-n", "results/v3/compare.json", "--rerun-triggers", "mtime", config=["noise_pct=7"])
+    assert p.returncode != 0
+    assert re.search(r"kopt: results/settings/(decide|report)\.json holds other settings than this run's", p.stdout + p.stderr)
 
 
 def test_a_changed_setting_reruns_what_reads_it_and_is_recorded(project):
