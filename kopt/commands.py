@@ -6,6 +6,7 @@ Targets come before ``--config``: ``--config`` takes every word after it as a ke
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -40,6 +41,12 @@ def for_target(template: str, target: str) -> str:
 
 
 def from_results(workspace: str, results: str | Path) -> str:
-    """The command for a results tree at ``results`` (from the project folder, as kopt runs)."""
+    """The command that made the results tree at ``results`` (recorded in its report settings: with
+    its ``-s``, ``-d`` and ``--config`` values), else a plain one for that tree (``-d`` its folder)."""
+    recorded = Path(results) / "settings" / "report.json"
+    if recorded.is_file():
+        command = json.loads(recorded.read_text()).get("command")
+        if command:
+            return command
     parent = Path(results).parent
     return snakemake_command(workspace, folder=None if str(parent) in ("", ".") else str(parent))

@@ -105,31 +105,46 @@ class StaleResult(ValueError):
     """A result made from other files than the ones its consumer now declares."""
 
 
+def made_from_other(
+    result: str | Path, *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
+) -> tuple[str, str] | None:
+    """Which file a result was made from has other contents now, by its recorded sha256: the
+    file's key (ref_sha256, target_sha256, kernel_sha256) and ``path (sha256 old, now new)``."""
+    rec = (json.loads(Path(result).read_text()).get("provenance") or {}) if Path(result).is_file() else {}
+    files = {"ref_sha256": ref, "target_sha256": target, **({"kernel_sha256": kernel} if kernel else {})}
+    for key, path in files.items():
+        sha = sha256_file(path)
+        if rec.get(key) != sha:
+            return key, f"{path} (sha256 {str(rec.get(key))[:12]}, now {sha[:12]})"
+    return None
+
+
+KEPT = "Snakemake would keep it (a copy with an old modification time, or --rerun-triggers mtime)"
+
+
 def check_made_from(
     result: str | Path, *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
 ) -> None:
     """Use a result only if its recorded hashes match the files in place now. Snakemake decides
     reruns by modification time: a file copied with its old time, or ``--rerun-triggers mtime``
     after switching workspaces, would otherwise hand over results made from other files."""
-    rec = (json.loads(Path(result).read_text()).get("provenance") or {}) if Path(result).is_file() else {}
-    files = {"ref_sha256": ref, "target_sha256": target, **({"kernel_sha256": kernel} if kernel else {})}
-    for key, path in files.items():
-        sha = sha256_file(path)
-        if rec.get(key) != sha:
-            raise StaleResult(
-                f"{result} was made from another {path} (sha256 {str(rec.get(key))[:12]}, now {sha[:12]}) "
-                f"and Snakemake kept it (a copy with an old modification time, or --rerun-triggers mtime): "
-                f"rebuild it and what was made from it: add --forcerun {result} to the snakemake command"
-            )
+    other = made_from_other(result, ref=ref, target=target, kernel=kernel)
+    if other:
+        # a new ref.py or target.yaml makes every result stale: rebuild all from the reference
+        rebuild = result if other[0] == "kernel_sha256" else "reference"
+        raise StaleResult(
+            f"{result} was made from another {other[1]} and {KEPT}: rebuild it and what was made from it: "
+            f"add --forcerun {rebuild} after the targets of the snakemake command (--forcerun takes every word after it)"
+        )
 
 
 def kept_but_stale(
     chain: list[str | Path], *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
-) -> str | None:
+) -> tuple[str, str] | None:
     """The first result of ``chain`` (each made from the files and the one before it) that
     Snakemake would keep by its age although its recorded hashes say it was made from other
-    contents: the problem as one line, else None. A missing or older result is rebuilt anyway,
-    and so is everything after it."""
+    contents, and why, as one line; else None. A missing or older result is rebuilt anyway, and
+    so is everything after it."""
     files = [Path(f) for f in (ref, target, kernel) if f]
     if not all(f.is_file() for f in files):
         return None
@@ -138,11 +153,11 @@ def kept_but_stale(
         if not r.is_file() or r.stat().st_mtime < newest:
             return None
         try:
-            check_made_from(r, ref=ref, target=target, kernel=kernel)
-        except StaleResult as e:
-            return str(e)
+            other = made_from_other(r, ref=ref, target=target, kernel=kernel)
         except ValueError:
-            return f"{r}: not valid JSON: add --forcerun {r} to the snakemake command"
+            return str(r), f"{r} is not valid JSON"
+        if other:
+            return str(r), f"{r} was made from another {other[1]} and {KEPT}"
         newest = r.stat().st_mtime
     return None
 
@@ -171,11 +186,13 @@ def write_owner(out: str | Path, log: str | Path, *, name: str, ref: str | Path,
     return doc
 
 
-def owner_problem(results: str | Path, workspace: str | Path) -> str | None:
+def owner_problem(results: str | Path, workspace: str | Path, command: str | None = None) -> str | None:
     """Why this results tree must not be used for the workspace folder ``workspace`` (None: it may).
     A tree records whose it is in results/workspace.json (the path as seen from the folder the tree
-    is in); one with results but no record is refused too."""
+    is in); one with results but no record is refused too. ``command``: the snakemake command that
+    gives the workspace a folder of its own, as the hint (with ``<targets>``)."""
     results, here = Path(results), Path(workspace).resolve()
+    command = command or f"snakemake -d runs/{here.name} --cores 1 <targets> --config workspace={workspace}"
     rec = results / OWNER
     if rec.is_file():
         owner = json.loads(rec.read_text()).get("workspace")
@@ -183,7 +200,7 @@ def owner_problem(results: str | Path, workspace: str | Path) -> str | None:
             return None
         return (
             f"{results}/ holds the results of workspace {owner} ({rec}), not {workspace}: give {workspace} its own "
-            f"folder (snakemake -d runs/{here.name} --cores 1 <targets> --config workspace={workspace}), "
+            f"folder ({command}), "
             f"or move {results}/ aside"
         )
     made = [p for p in (*results.glob("v[0-9]*"), results / "reference.json", results / "baselines") if p.exists()]

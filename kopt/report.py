@@ -92,7 +92,10 @@ def _json(path: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def load(results_dir: str | Path, versions: list[str], metas: list[str], kernels: list[str]) -> Results:
+def load(
+    results_dir: str | Path, versions: list[str], metas: list[str], kernels: list[str], hardware: str | Path | None = None
+) -> Results:
+    """The results a report reads; ``hardware`` is the GPU's measured ceilings (rule `hardware`'s output)."""
     rd = Path(results_dir)
     vs = []
     for name, meta, kernel in zip(versions, metas, kernels):
@@ -114,9 +117,8 @@ def load(results_dir: str | Path, versions: list[str], metas: list[str], kernels
             baselines[impl] = pd.read_csv(p)
         configs = _json(rd / "baselines" / impl / "correctness.json").get("configs") or [{}]
         baseline_calls[impl] = configs[0].get("reference_returns")
-    hw = next(iter(sorted((rd / "hardware").glob("*.json"))), None)
     classes = list(dict.fromkeys(vs[0].bench["config_class"])) if vs else []
-    return Results(vs, baselines, _json(rd / "env_check.json"), _json(hw) if hw else {}, rd, classes, baseline_calls)
+    return Results(vs, baselines, _json(rd / "env_check.json"), _json(Path(hardware)) if hardware else {}, rd, classes, baseline_calls)
 
 
 def _ratio(new: dict[str, float], old: dict[str, float], keys=None) -> float | None:

@@ -2,6 +2,7 @@ import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -9,9 +10,8 @@ min_version("9.0")
 # The package lives next to this workflow; make it importable even when not pip-installed.
 sys.path.insert(0, str(Path(workflow.basedir)))
 import yaml
-from snakemake.settings.enums import RerunTrigger
 
-from kopt.commands import overrides, snakemake_command
+from kopt.commands import for_target, overrides, snakemake_command
 from kopt.hardware import detect_gpu_cached, slug
 from kopt.provenance import kept_but_stale, owner_problem, workspace_id, write_owner
 from kopt.settings import changed as settings_changed
@@ -108,15 +108,17 @@ _DEFAULTS = (
     yaml.safe_load(Path(workflow.basedir, "config", "config.yaml").read_text()) or {}
 )
 _elsewhere = Path.cwd().resolve() != Path(workflow.basedir).resolve()
+_snakefile = str(Path(workflow.main_snakefile).resolve()) if _elsewhere else None
+_extra = overrides(config, _DEFAULTS)
 COMMAND = snakemake_command(
     WS_ID,
-    snakefile=str(Path(workflow.main_snakefile).resolve()) if _elsewhere else None,
+    snakefile=_snakefile,
     folder=str(Path.cwd().resolve()) if _elsewhere else None,
-    extra=overrides(config, _DEFAULTS),
+    extra=_extra,
 )
 
 # Each rule reads its settings from results/settings/<name>.json, written by rule `settings`
-# from its params (see kopt/settings.py): nothing is written while this file is parsed.
+# (see kopt/settings.py): nothing is written while this file is parsed.
 SETTING_VALUES = settings_from_config(
     config, gpu=GPU, kernel_type=WS.name, command=COMMAND
 )
@@ -124,46 +126,47 @@ SETTINGS = {name: f"results/settings/{name}.json" for name in SETTING_VALUES}
 
 
 # Whose results tree this is: a tree made for another workspace is never mixed with this one.
-_owner = owner_problem("results", WS.root)
+_own_folder = snakemake_command(
+    WS_ID, snakefile=_snakefile, folder=f"runs/{WS.root.name}", extra=_extra
+)
+_owner = owner_problem("results", WS.root, for_target(_own_folder, "<targets>"))
 if _owner:
     raise WorkflowError(f"kopt: {_owner}")
 
 
-def _forced(rule_name, path):
-    ds = workflow.dag_settings
-    return ds.forceall or rule_name in ds.forcerun or path in ds.forcerun
+_rebuilding = set()
+
+
+def rebuild(path, why):
+    """Have Snakemake rebuild ``path`` and everything made from it, the way it rebuilds an
+    incomplete file (its DAG's forced files), and say why in one line. Raising instead would not
+    stop the run: Snakemake ignores an input function's error for a job whose output exists.
+    """
+    workflow.dag.forcefiles.add(path)
+    if path not in _rebuilding:
+        _rebuilding.add(path)
+        logger.warning(f"kopt: {why}: rebuilding it and what was made from it")
 
 
 def results_made_from_these_files(wildcards):
-    """Checked while the DAG is built (--forcerun is known by then): a result of this version that
-    Snakemake would keep by its age although its recorded hashes say it was made from other files
-    stops the run with one line; nothing made from it is decided."""
+    """While the DAG is built: a result of this version (or the reference) that Snakemake would
+    keep by its age although its recorded hashes say it was made from other files is rebuilt.
+    """
     v = WS.version(wildcards.version)
-    chain = []
-    for rule_name in ("correctness", "bench", "compare"):
-        path = f"results/{v.name}/{rule_name}.json"
-        if _forced(rule_name, path):
-            break
-        chain.append(path)
-    problem = kept_but_stale(chain, ref=WS.ref, target=WS.target, kernel=v.kernel)
-    if not _forced("reference", "results/reference.json"):
-        problem = problem or kept_but_stale(
-            ["results/reference.json"], ref=WS.ref, target=WS.target
-        )
-    if problem:
-        raise WorkflowError(f"kopt: {problem}")
+    chain = [f"results/{v.name}/{r}.json" for r in ("correctness", "bench", "compare")]
+    stale = kept_but_stale(
+        ["results/reference.json"], ref=WS.ref, target=WS.target
+    ) or kept_but_stale(chain, ref=WS.ref, target=WS.target, kernel=v.kernel)
+    if stale:
+        rebuild(*stale)
     return []
 
 
 def settings_in_effect(wildcards):
-    """Checked while the DAG is built: with --rerun-triggers without params, a settings file
-    holding other values would silently keep results made with them."""
+    """While the DAG is built: a settings file holding other values than this run's is rewritten,
+    and everything made from it rebuilt, whatever --rerun-triggers say and whether or not
+    .snakemake/ holds records of earlier runs."""
     path = SETTINGS[wildcards.name]
-    if RerunTrigger.PARAMS not in workflow.rerun_triggers and settings_changed(
-        path, SETTING_VALUES[wildcards.name]
-    ):
-        raise WorkflowError(
-            f"kopt: {path} holds other settings than this run's, and --rerun-triggers without "
-            "'params' would keep the results made with them: drop --rerun-triggers (or add params)"
-        )
+    if settings_changed(path, SETTING_VALUES[wildcards.name]):
+        rebuild(path, f"{path} holds other settings than this run's")
     return []

@@ -1,5 +1,5 @@
 rule settings:
-    """A rule's settings as a file it declares as input: rewritten only when they change (params)."""
+    """A rule's settings as a file it declares as input: rewritten when they change."""
     input:
         settings_in_effect,
     output:
@@ -9,12 +9,10 @@ rule settings:
     wildcard_constraints:
         name="|".join(SETTING_VALUES),
     localrule: True
-    params:
-        settings=lambda w: SETTING_VALUES[w.name],
     run:
         from kopt.settings import write
 
-        write(output.json, params.settings)
+        write(output.json, SETTING_VALUES[wildcards.name])
         Path(log[0]).write_text(f"wrote {output.json}\n")
 
 

@@ -16,7 +16,10 @@ with one_line_faults():  # every figure from results made from the files in plac
         if made.endswith(".json"):
             check_made_from(made, ref=i.ref, target=i.target)
 versions = [Path(p).parent.name for p in snakemake.input.compare]
-res = report.load(Path(snakemake.input.compare[0]).parent.parent, versions, snakemake.input.meta, snakemake.input.kernels)
+res = report.load(
+    Path(snakemake.input.compare[0]).parent.parent, versions, snakemake.input.meta, snakemake.input.kernels,
+    hardware=snakemake.input.hardware,
+)
 settings = read_settings(snakemake.input.settings)
 res.command = settings["command"]
 files = report.plots(res, snakemake.output.plots)

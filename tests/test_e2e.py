@@ -116,19 +116,21 @@ def _tree(results: Path) -> dict:
 def test_a_dry_run_with_other_settings_changes_no_file(project):
     """Settings are written by rule `settings`, not while the Snakefile is parsed."""
     before = _tree(project / "results")
-    p = snakemake(project, "-n", "results/v3/compare.json", config=["noise_pct=7"])
-    assert p.returncode == 0 and "settings" in p.stdout, p.stdout + p.stderr
+    for extra in ((), ("--rerun-triggers", "mtime")):  # mtime: params are no trigger then
+        p = snakemake(project, "-n", "results/v3/compare.json", *extra, config=["noise_pct=7"])
+        out = p.stdout + p.stderr
+        assert p.returncode == 0, out
+        assert "kopt: results/settings/decide.json holds other settings than this run's: rebuilding it" in out
+        assert re.search(r"^settings +1$", p.stdout, re.M) and re.search(r"^compare +4$", p.stdout, re.M), out
     assert _tree(project / "results") == before
-    # without the params trigger the changed setting would go unnoticed: refused instead
-    p = snakemake(project, "-n", "results/v3/compare.json", "--rerun-triggers", "mtime", config=["noise_pct=7"])
-    assert p.returncode != 0
-    assert re.search(r"kopt: results/settings/(decide|report)\.json holds other settings than this run's", p.stdout + p.stderr)
 
 
 def test_a_changed_setting_reruns_what_reads_it_and_is_recorded(project):
+    """Without .snakemake's records of earlier runs and with --rerun-triggers mtime too."""
     corr = (project / "results" / "v1" / "correctness.json").read_bytes()
+    shutil.rmtree(project / ".snakemake" / "metadata")
     try:
-        p = snakemake(project, "results/v1/compare.json", config=["noise_pct=7"])
+        p = snakemake(project, "results/v1/compare.json", "--rerun-triggers", "mtime", config=["noise_pct=7"])
         assert p.returncode == 0, p.stdout + p.stderr
         comp = json.loads((project / "results" / "v1" / "compare.json").read_text())
         assert comp["provenance"]["settings"]["noise_pct"] == 7

@@ -48,7 +48,8 @@ def test_two_workspaces_in_one_project_never_mix(tmp_path, monkeypatch, capsys):
         out = p.stdout + p.stderr
         assert p.returncode != 0
         assert "kopt: results/ holds the results of workspace examples/softmax (results/workspace.json), not" in out
-        assert "snakemake -d runs/softmax_b" in out
+        # the hint is complete: the --config values of this run come with it
+        assert "snakemake -d runs/softmax_b --cores 1 <targets> --config workspace=examples/softmax_b device=cpu" in out
     assert _tree(dst / "results") == before  # refused: nothing overwritten, nothing mixed
 
     # isolated: B in its own folder (-d), its workspace found from the workflow's folder
@@ -74,23 +75,31 @@ def test_two_workspaces_in_one_project_never_mix(tmp_path, monkeypatch, capsys):
     assert hint in capsys.readouterr().out
 
 
-def test_a_result_kept_by_its_age_but_made_from_other_files_is_refused(tmp_path):
-    """A kernel copied with its old modification time: Snakemake would keep v1's results."""
+def test_a_result_kept_by_its_age_but_made_from_other_files_is_rebuilt(tmp_path):
+    """A kernel copied with its old modification time: Snakemake would keep its results. v0 lies
+    below the requested target and its results exist (where Snakemake ignores an input function's
+    error), and --rerun-triggers mtime, without .snakemake's records, sees no other change."""
     dst = copy_project(tmp_path)
     assert snakemake(dst, "results/v1/compare.json").returncode == 0
-    k = dst / "examples" / "softmax" / "kernels" / "v1.py"
+    shutil.rmtree(dst / ".snakemake" / "metadata")
+    k = dst / "examples" / "softmax" / "kernels" / "v0.py"
     st = k.stat()
     k.write_text(k.read_text() + "\n# changed, then given its old time back (cp -p, tar, rsync -t)\n")
     os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))
-    p = snakemake(dst, "results/v1/compare.json")
+    v1 = (dst / "results" / "v1" / "compare.json").read_bytes()
+    p = snakemake(dst, "results/v1/compare.json", "--rerun-triggers", "mtime")
     out = p.stdout + p.stderr
-    assert p.returncode != 0
-    assert "kopt: results/v1/correctness.json was made from another examples/softmax/kernels/v1.py" in out
-    assert "add --forcerun results/v1/correctness.json to the snakemake command" in out
-    p = snakemake(dst, "results/v1/compare.json", "--forcerun", "results/v1/correctness.json")
-    assert p.returncode == 0, p.stdout + p.stderr
-    comp = json.loads((dst / "results" / "v1" / "compare.json").read_text())
-    assert comp["provenance"]["kernel_sha256"] == _sha(k)
+    assert p.returncode == 0, out
+    assert (
+        "kopt: results/v0/correctness.json was made from another examples/softmax/kernels/v0.py (sha256 "
+        in out and "rebuilding it and what was made from it" in out
+    )
+    for made in ("correctness", "compare"):
+        prov = json.loads((dst / "results" / "v0" / f"{made}.json").read_text())["provenance"]
+        assert prov["kernel_sha256"] == _sha(k)
+    assert (dst / "results" / "v1" / "compare.json").read_bytes() != v1  # decided against the new v0
+    p = snakemake(dst, "results/v1/compare.json", "--rerun-triggers", "mtime")
+    assert "Nothing to be done" in p.stdout + p.stderr and "kopt:" not in p.stdout + p.stderr
 
 
 def test_d_dir_puts_results_there(tmp_path):
@@ -119,7 +128,10 @@ def test_check_made_from(tmp_path):
     res, files = _made(tmp_path)
     check_made_from(res, **files)
     files["kernel"].write_text("another kernel")
-    with pytest.raises(StaleResult, match=r"correctness.json was made from another .*v1.py .*--forcerun "):
+    with pytest.raises(StaleResult, match=r"correctness.json was made from another .*v1.py .*--forcerun .*correctness.json after the targets"):
+        check_made_from(res, **files)
+    files["ref"].write_text("another reference")  # every result is stale: rebuild from the reference
+    with pytest.raises(StaleResult, match=r"made from another .*ref.py .*--forcerun reference after the targets"):
         check_made_from(res, **files)
 
 
@@ -129,11 +141,13 @@ def test_kept_but_stale_only_when_snakemake_would_keep_it(tmp_path):
     for f in files.values():  # older than the result: Snakemake keeps the result
         os.utime(f, (1e9, 1e9))
     os.utime(res, (1e9 + 100, 1e9 + 100))
-    assert "made from another" in kept_but_stale([res], **files)
+    where, why = kept_but_stale([res], **files)
+    assert where == str(res) and why.startswith(f"{res} was made from another {files['kernel']} (sha256 ")
+    assert "Snakemake would keep it" in why
     later = tmp_path / "bench.json"
     later.write_text("{}")  # after a stale one: the first problem is named
     os.utime(later, (1e9 + 150, 1e9 + 150))
-    assert "correctness.json was made from another" in kept_but_stale([res, later], **files)
+    assert kept_but_stale([res, later], **files)[0] == str(res)
     os.utime(files["kernel"], (1e9 + 200, 1e9 + 200))  # newer: Snakemake reruns it anyway
     assert kept_but_stale([res, later], **files) is None
 
@@ -154,3 +168,11 @@ def test_commands_put_targets_before_config():
     cmd = snakemake_command("examples/gemm", extra=overrides({"device": "cpu", "noise_pct": 1.0, "bench": {}}, {"device": "auto", "noise_pct": 1.0}))
     assert for_target(cmd, "results/v3/compare.json") == "snakemake --cores 1 results/v3/compare.json --config workspace=examples/gemm device=cpu"
     assert for_target(from_results("w", "runs/x/results"), "t") == "snakemake -d runs/x --cores 1 t --config workspace=w"
+
+
+def test_kopt_prints_the_command_that_made_the_tree(tmp_path):
+    """kopt status/new: the command recorded by the last run (its -s, -d and --config values)."""
+    made = "snakemake -s /p/Snakefile -d /p/runs/x --cores 1 {target} --config workspace=w noise_pct=2"
+    (tmp_path / "results" / "settings").mkdir(parents=True)
+    (tmp_path / "results" / "settings" / "report.json").write_text(json.dumps({"command": made}))
+    assert from_results("w", tmp_path / "results") == made
