@@ -4,6 +4,7 @@
 #   bash benchmarks/h100_run.sh tests    # GPU tests (cheats, replays, dtypes) and the KernelBench problems
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
+#   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
 set -uo pipefail
 phase=${1:-graph}
@@ -43,5 +44,19 @@ checks)
   run python3 benchmarks/rerun_spread.py --version "${SPREAD_VERSION:-v0}" --runs 3 > "$OUT/spread.txt" 2>&1
   run python3 benchmarks/rotation_overhead.py --old .old --version "${ROT_VERSION:-v1}" --rounds "${ROT_ROUNDS:-2}" --pool-sets "${ROT_POOLS:-}" > "$OUT/rotation.txt" 2>&1
   tail -n 5 "$OUT/spread.txt" "$OUT/rotation.txt"
+  ;;
+rebuild)
+  t=${REBUILD_TARGET:-results/v1/compare.json}
+  touch /tmp/mark && sleep 1
+  python3 -m snakemake --cores 1 -n "$t" --config noise_pct=7 > "$OUT/dryrun.log" 2>&1
+  echo "files changed by the dry run: $(find results -newer /tmp/mark -type f | wc -l)" >> "$OUT/dryrun.log"
+  # v0 changed but given its old time back (cp -p, tar, rsync -t), in a tree without .snakemake's records
+  k=examples/softmax/kernels/v0.py
+  cp -p "$k" /tmp/v0.py && echo "# changed, old time kept" >> "$k" && touch -r /tmp/v0.py "$k"
+  rm -rf .snakemake/metadata
+  run python3 -m snakemake --cores 1 "$t" --rerun-triggers mtime > "$OUT/stale.log" 2>&1
+  for i in 1 2 3; do run python3 -m snakemake --cores 1 "$t" --rerun-triggers input params code; done > "$OUT/noop.log" 2>&1
+  tar czf "$OUT/results.tgz" --exclude='results/kernelbench' results/
+  grep -h "kopt:\|files changed\|wall\|Nothing" "$OUT/dryrun.log" "$OUT/stale.log" "$OUT/noop.log"
   ;;
 esac
