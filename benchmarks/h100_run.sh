@@ -5,6 +5,7 @@
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
+#                                        (removes .snakemake/metadata: for the GPU machine's copy, not a checkout)
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
 set -uo pipefail
 phase=${1:-graph}
@@ -56,6 +57,7 @@ rebuild)
   rm -rf .snakemake/metadata
   run python3 -m snakemake --cores 1 "$t" --rerun-triggers mtime > "$OUT/stale.log" 2>&1
   for i in 1 2 3; do run python3 -m snakemake --cores 1 "$t" --rerun-triggers input params code; done > "$OUT/noop.log" 2>&1
+  cp -p /tmp/v0.py "$k"  # the example as it was (its results are stale now, and say so on the next run)
   tar czf "$OUT/results.tgz" --exclude='results/kernelbench' results/
   grep -h "kopt:\|files changed\|wall\|Nothing" "$OUT/dryrun.log" "$OUT/stale.log" "$OUT/noop.log"
   ;;

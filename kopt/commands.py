@@ -41,8 +41,9 @@ def for_target(template: str, target: str) -> str:
 
 
 def from_results(workspace: str, results: str | Path) -> str:
-    """The command that made the results tree at ``results`` (recorded in its report settings: with
-    its ``-s``, ``-d`` and ``--config`` values), else a plain one for that tree (``-d`` its folder)."""
+    """The command recorded when the reports of the tree at ``results`` were last built (with its
+    ``-s``, ``-d`` and ``--config`` values; results/settings/report.json), else a plain one for
+    that tree (``-d`` its folder)."""
     recorded = Path(results) / "settings" / "report.json"
     if recorded.is_file():
         command = json.loads(recorded.read_text()).get("command")

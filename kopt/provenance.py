@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .workspace import kernel_files
 
 
 def sha256_file(path: str | Path) -> str:
@@ -22,9 +23,11 @@ def sha256_json(obj) -> str:
 
 
 def hashes(kernel: str | Path, ref: str | Path, target: str | Path, params: dict) -> dict:
-    """What a result was made from: content hashes of its files, and the settings in effect."""
+    """What a result was made from: content hashes of its files (a dispatching version's routed
+    kernels too, by file name), and the settings in effect."""
     return {
         "kernel_sha256": sha256_file(kernel),
+        "routed_sha256": {p.name: sha256_file(p) for p in _routed(kernel)},
         "ref_sha256": sha256_file(ref),
         "target_sha256": sha256_file(target),
         "params_sha256": sha256_json(params),
@@ -111,12 +114,19 @@ def made_from_other(
     """Which file a result was made from has other contents now, by its recorded sha256: the
     file's key (ref_sha256, target_sha256, kernel_sha256) and ``path (sha256 old, now new)``."""
     rec = (json.loads(Path(result).read_text()).get("provenance") or {}) if Path(result).is_file() else {}
-    files = {"ref_sha256": ref, "target_sha256": target, **({"kernel_sha256": kernel} if kernel else {})}
-    for key, path in files.items():
+    files = [("ref_sha256", ref, rec.get("ref_sha256")), ("target_sha256", target, rec.get("target_sha256"))]
+    if kernel:
+        files.append(("kernel_sha256", kernel, rec.get("kernel_sha256")))
+        files += [("routed_sha256", p, (rec.get("routed_sha256") or {}).get(p.name)) for p in _routed(kernel)]
+    for key, path, recorded in files:
         sha = sha256_file(path)
-        if rec.get(key) != sha:
-            return key, f"{path} (sha256 {str(rec.get(key))[:12]}, now {sha[:12]})"
+        if recorded != sha:
+            return key, f"{path} (sha256 {str(recorded)[:12]}, now {sha[:12]})"
     return None
+
+
+def _routed(kernel: str | Path) -> list[Path]:
+    return [p for p in kernel_files(kernel) if p != Path(kernel)]
 
 
 KEPT = "Snakemake would keep it (a copy with an old modification time, or --rerun-triggers mtime)"
@@ -131,7 +141,7 @@ def check_made_from(
     other = made_from_other(result, ref=ref, target=target, kernel=kernel)
     if other:
         # a new ref.py or target.yaml makes every result stale: rebuild all from the reference
-        rebuild = result if other[0] == "kernel_sha256" else "reference"
+        rebuild = "reference" if other[0] in ("ref_sha256", "target_sha256") else result
         raise StaleResult(
             f"{result} was made from another {other[1]} and {KEPT}: rebuild it and what was made from it: "
             f"add --forcerun {rebuild} after the targets of the snakemake command (--forcerun takes every word after it)"

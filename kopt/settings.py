@@ -1,9 +1,9 @@
 """Settings files: the config values each rule depends on, as a file the rule declares as input.
 
 Rule ``settings`` writes ``results/settings/<name>.json``. While the DAG is built, a settings
-file that holds other values than this run's gets an input that does not exist yet (rule
-``settings_differ``'s marker), so Snakemake rewrites it and, through its new mtime, reruns every
-job that reads it, whatever ``--rerun-triggers`` say and without needing ``.snakemake/``'s records.
+file that holds other values than this run's is forced (``rebuild`` in rules/common.smk), so
+Snakemake rewrites it and reruns every job that reads it, whatever ``--rerun-triggers`` say and
+without needing ``.snakemake/``'s records.
 Nothing is written while the Snakefile is parsed, so a dry run with other settings
 (``snakemake -n --config noise_pct=7``) changes no file a live run reads. Every result records
 the settings it was made with (``provenance.settings``).

@@ -209,6 +209,23 @@ def _check_dispatch(meta: dict, meta_path: Path, n: int, configs: list[dict]) ->
             raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: {r['when']} matches no config of target.yaml")
 
 
+def kernel_files(kernel: str | Path) -> list[Path]:
+    """Every file a version runs: its kernel and, for a dispatching version (kernels/vN.yaml),
+    the kernels its routes use, followed through (a routed vK is kernels/vK.py, or vK.yaml when
+    it dispatches too)."""
+    out, todo = [], [Path(kernel)]
+    while todo:
+        k = todo.pop()
+        if k in out:
+            continue
+        out.append(k)
+        if k.suffix == ".yaml":
+            for r in (_read_yaml(k) or {}).get("dispatch") or []:
+                py = k.parent / f"{r['use']}.py"
+                todo.append(py if py.is_file() else k.parent / f"{r['use']}.yaml")
+    return sorted(out)
+
+
 def discover_versions(root: Path, classes: list[str], configs: list[dict] | None = None) -> list[Version]:
     configs = configs or []
     kdir = root / "kernels"

@@ -1,6 +1,7 @@
 rule bench:
     """Per-config timing (skipped, with the reason, when the correctness gate did not pass)."""
     input:
+        fresh=rebuilt_if_stale("results/{version}/bench.json"),
         settings=SETTINGS["bench"],
         kernel=kernel_of,
         sources=sources_of,

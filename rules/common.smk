@@ -16,7 +16,7 @@ from kopt.hardware import detect_gpu_cached, slug
 from kopt.provenance import kept_but_stale, owner_problem, workspace_id, write_owner
 from kopt.settings import changed as settings_changed
 from kopt.settings import from_config as settings_from_config
-from kopt.workspace import WorkspaceError, load_workspace
+from kopt.workspace import WorkspaceError, kernel_files, load_workspace
 
 
 # found next to the workflow, so `snakemake -d DIR` (results under DIR) finds it too
@@ -67,12 +67,7 @@ def meta_of(wildcards):
 
 def sources_of(wildcards):
     """Every kernel file a version runs: its own, and for a dispatching version the routed ones."""
-    out, todo = [], [wildcards.version]
-    while todo:
-        v = WS.version(todo.pop())
-        out.append(str(v.kernel))
-        todo += [r["use"] for r in v.routes]
-    return sorted(set(out))
+    return [str(p) for p in kernel_files(WS.version(wildcards.version).kernel)]
 
 
 def parent_files(wildcards):
@@ -145,21 +140,29 @@ def rebuild(path, why):
     workflow.dag.forcefiles.add(path)
     if path not in _rebuilding:
         _rebuilding.add(path)
-        logger.warning(f"kopt: {why}: rebuilding it and what was made from it")
+        logger.warning(f"kopt: {why}: it will be rebuilt, with everything made from it")
 
 
-def results_made_from_these_files(wildcards):
-    """While the DAG is built: a result of this version (or the reference) that Snakemake would
-    keep by its age although its recorded hashes say it was made from other files is rebuilt.
+def rebuilt_if_stale(result):
+    """An input function of the job that makes ``result``. While the DAG is built, a result
+    Snakemake would keep by its age although its recorded sha256 say it was made from other
+    files than the ones in place now (the version's kernels, ref.py, target.yaml) is rebuilt.
     """
-    v = WS.version(wildcards.version)
-    chain = [f"results/{v.name}/{r}.json" for r in ("correctness", "bench", "compare")]
-    stale = kept_but_stale(
-        ["results/reference.json"], ref=WS.ref, target=WS.target
-    ) or kept_but_stale(chain, ref=WS.ref, target=WS.target, kernel=v.kernel)
-    if stale:
-        rebuild(*stale)
-    return []
+
+    def check(wildcards):
+        version = getattr(wildcards, "version", None)
+        kernel = WS.version(version).kernel if version else None
+        stale = kept_but_stale(
+            [result.format(version=version)],
+            ref=WS.ref,
+            target=WS.target,
+            kernel=kernel,
+        )
+        if stale:
+            rebuild(*stale)
+        return []
+
+    return check
 
 
 def settings_in_effect(wildcards):

@@ -3,7 +3,7 @@ rule compare:
     input:
         unpack(previous_compare),
         unpack(parent_files),
-        fresh=results_made_from_these_files,
+        fresh=rebuilt_if_stale("results/{version}/compare.json"),
         settings=SETTINGS["decide"],
         kernel=kernel_of,
         sources=sources_of,

@@ -1,6 +1,7 @@
 rule reference:
     """ref.py alone, before any version: it imports, and setup() and reference() run on every config."""
     input:
+        fresh=rebuilt_if_stale("results/reference.json"),
         settings=SETTINGS["run"],
         owner="results/workspace.json",
         ref=ws_file("ref.py"),
@@ -20,6 +21,7 @@ rule reference:
 rule correctness:
     """The correctness gate: every config, fresh seeds, float64 reference, poisoned outputs."""
     input:
+        fresh=rebuilt_if_stale("results/{version}/correctness.json"),
         settings=SETTINGS["run"],
         kernel=kernel_of,
         sources=sources_of,

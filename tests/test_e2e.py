@@ -41,7 +41,7 @@ def copy_project(dst: Path) -> Path:
 def project(tmp_path_factory) -> Path:
     """A copy of the workflow and the example, with the graph built once."""
     dst = copy_project(tmp_path_factory.mktemp("project"))
-    p = snakemake(dst)  # the default target: compare.json of v3, env_check.md and the reports
+    p = snakemake(dst)  # the default target: every version's compare.json, env_check.md and the reports
     assert p.returncode == 0, p.stdout + p.stderr
     return dst
 
@@ -116,13 +116,37 @@ def _tree(results: Path) -> dict:
 def test_a_dry_run_with_other_settings_changes_no_file(project):
     """Settings are written by rule `settings`, not while the Snakefile is parsed."""
     before = _tree(project / "results")
-    for extra in ((), ("--rerun-triggers", "mtime")):  # mtime: params are no trigger then
+    for extra in ((), ("--rerun-triggers", "mtime")):
         p = snakemake(project, "-n", "results/v3/compare.json", *extra, config=["noise_pct=7"])
         out = p.stdout + p.stderr
         assert p.returncode == 0, out
-        assert "kopt: results/settings/decide.json holds other settings than this run's: rebuilding it" in out
+        assert "kopt: results/settings/decide.json holds other settings than this run's: it will be rebuilt" in out
         assert re.search(r"^settings +1$", p.stdout, re.M) and re.search(r"^compare +4$", p.stdout, re.M), out
     assert _tree(project / "results") == before
+
+
+def test_a_stale_routed_kernel_or_a_target_short_of_compare_is_not_kept(project):
+    """v6 routes configs to v1: v1.py changed under its old time makes v6's results stale too;
+    a target short of compare (bench.json) checks the results in its own graph."""
+    k = project / "examples" / "softmax" / "kernels" / "v1.py"
+    text, st = k.read_text(), k.stat()
+    before = _tree(project / "results")
+    try:
+        k.write_text(text + "\n# changed, then given its old time back\n")
+        os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for target, stale in (("results/v6/correctness.json", "results/v6/correctness.json"),
+                              ("results/v1/bench.json", "results/v1/correctness.json")):
+            p = snakemake(project, "-n", target, "--rerun-triggers", "mtime")
+            out = p.stdout + p.stderr
+            assert p.returncode == 0, out
+            assert f"kopt: {stale} was made from another examples/softmax/kernels/v1.py (sha256 " in out, out
+            assert re.search(r"^correctness +1$", p.stdout, re.M), out
+    finally:
+        k.write_text(text)
+        os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _tree(project / "results") == before  # dry runs
+    p = snakemake(project, "results/v6/compare.json")
+    assert "Nothing to be done" in p.stdout + p.stderr
 
 
 def test_a_changed_setting_reruns_what_reads_it_and_is_recorded(project):
