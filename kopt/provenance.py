@@ -112,7 +112,8 @@ def made_from_other(
     result: str | Path, *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
 ) -> tuple[str, str] | None:
     """Which file a result was made from has other contents now, by its recorded sha256: the
-    file's key (ref_sha256, target_sha256, kernel_sha256) and ``path (sha256 old, now new)``."""
+    file's key (ref_sha256, target_sha256, kernel_sha256, routed_sha256) and what differs, as the
+    end of a sentence that starts with the result's path."""
     rec = (json.loads(Path(result).read_text()).get("provenance") or {}) if Path(result).is_file() else {}
     files = [("ref_sha256", ref, rec.get("ref_sha256")), ("target_sha256", target, rec.get("target_sha256"))]
     if kernel:
@@ -120,8 +121,10 @@ def made_from_other(
         files += [("routed_sha256", p, (rec.get("routed_sha256") or {}).get(p.name)) for p in _routed(kernel)]
     for key, path, recorded in files:
         sha = sha256_file(path)
+        if recorded is None:
+            return key, f"records no sha256 of {path}"
         if recorded != sha:
-            return key, f"{path} (sha256 {str(recorded)[:12]}, now {sha[:12]})"
+            return key, f"was made from another {path} (sha256 {recorded[:12]}, now {sha[:12]})"
     return None
 
 
@@ -143,7 +146,7 @@ def check_made_from(
         # a new ref.py or target.yaml makes every result stale: rebuild all from the reference
         rebuild = "reference" if other[0] in ("ref_sha256", "target_sha256") else result
         raise StaleResult(
-            f"{result} was made from another {other[1]} and {KEPT}: rebuild it and what was made from it: "
+            f"{result} {other[1]} and {KEPT}: rebuild it and what was made from it: "
             f"add --forcerun {rebuild} after the targets of the snakemake command (--forcerun takes every word after it)"
         )
 
@@ -167,7 +170,7 @@ def kept_but_stale(
         except ValueError:
             return str(r), f"{r} is not valid JSON"
         if other:
-            return str(r), f"{r} was made from another {other[1]} and {KEPT}"
+            return str(r), f"{r} {other[1]} and {KEPT}"
         newest = r.stat().st_mtime
     return None
 
