@@ -152,27 +152,22 @@ def check_made_from(
 
 
 def kept_but_stale(
-    chain: list[str | Path], *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
+    result: str | Path, *, ref: str | Path, target: str | Path, kernel: str | Path | None = None
 ) -> tuple[str, str] | None:
-    """The first result of ``chain`` (each made from the files and the one before it) that
-    Snakemake would keep by its age although its recorded hashes say it was made from other
-    contents, and why, as one line; else None. A missing or older result is rebuilt anyway, and
-    so is everything after it."""
+    """A result that Snakemake would keep by its age (newer than its files) although its recorded
+    hashes say it was made from other contents: the result and why, as one line; else None (a
+    missing or older result is rebuilt anyway)."""
     files = [Path(f) for f in (ref, target, kernel) if f]
-    if not all(f.is_file() for f in files):
+    r = Path(result)
+    if not all(f.is_file() for f in files) or not r.is_file():
         return None
-    newest = max(f.stat().st_mtime for f in files)
-    for r in map(Path, chain):
-        if not r.is_file() or r.stat().st_mtime < newest:
-            return None
-        try:
-            other = made_from_other(r, ref=ref, target=target, kernel=kernel)
-        except ValueError:
-            return str(r), f"{r} is not valid JSON"
-        if other:
-            return str(r), f"{r} {other[1]} and {KEPT}"
-        newest = r.stat().st_mtime
-    return None
+    if r.stat().st_mtime < max(f.stat().st_mtime for f in files):
+        return None
+    try:
+        other = made_from_other(r, ref=ref, target=target, kernel=kernel)
+    except ValueError:
+        return str(r), f"{r} is not valid JSON"
+    return (str(r), f"{r} {other[1]} and {KEPT}") if other else None
 
 
 # --- whose results tree this is ------------------------------------------------------------

@@ -153,7 +153,7 @@ def rebuilt_if_stale(result):
         version = getattr(wildcards, "version", None)
         kernel = WS.version(version).kernel if version else None
         stale = kept_but_stale(
-            [result.format(version=version)],
+            result.format(version=version),
             ref=WS.ref,
             target=WS.target,
             kernel=kernel,

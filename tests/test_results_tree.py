@@ -144,15 +144,15 @@ def test_kept_but_stale_only_when_snakemake_would_keep_it(tmp_path):
     for f in files.values():  # older than the result: Snakemake keeps the result
         os.utime(f, (1e9, 1e9))
     os.utime(res, (1e9 + 100, 1e9 + 100))
-    where, why = kept_but_stale([res], **files)
+    where, why = kept_but_stale(res, **files)
     assert where == str(res) and why.startswith(f"{res} was made from another {files['kernel']} (sha256 ")
     assert "Snakemake would keep it" in why
-    later = tmp_path / "bench.json"
-    later.write_text("{}")  # after a stale one: the first problem is named
-    os.utime(later, (1e9 + 150, 1e9 + 150))
-    assert kept_but_stale([res, later], **files)[0] == str(res)
+    legacy = tmp_path / "bench.json"
+    legacy.write_text("{}")  # no provenance recorded: named as such
+    os.utime(legacy, (1e9 + 150, 1e9 + 150))
+    assert kept_but_stale(legacy, **files)[1].startswith(f"{legacy} records no sha256 of {files['ref']}")
     os.utime(files["kernel"], (1e9 + 200, 1e9 + 200))  # newer: Snakemake reruns it anyway
-    assert kept_but_stale([res, later], **files) is None
+    assert kept_but_stale(res, **files) is None
 
 
 def test_owner_problem(tmp_path):
