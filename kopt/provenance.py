@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import __version__
+from .commands import for_target, snakemake_command
 from .workspace import kernel_files
 
 
@@ -200,7 +201,7 @@ def owner_problem(results: str | Path, workspace: str | Path, command: str | Non
     is in); one with results but no record is refused too. ``command``: the snakemake command that
     gives the workspace a folder of its own, as the hint (with ``<targets>``)."""
     results, here = Path(results), Path(workspace).resolve()
-    command = command or f"snakemake -d runs/{here.name} --cores 1 <targets> --config workspace={workspace}"
+    command = command or for_target(snakemake_command(str(workspace), folder=f"runs/{here.name}"), "<targets>")
     rec = results / OWNER
     if rec.is_file():
         owner = json.loads(rec.read_text()).get("workspace")
