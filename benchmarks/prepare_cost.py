@@ -2,14 +2,14 @@
 
     python benchmarks/prepare_cost.py --version v0 --config M=32768,N=2048 [--rounds 5 --calls 200]
 
-Times one version on one config of the example with the harness's bracket (kopt.timing.Lab:
+Times one version on one config of the example with the harness's bracket (kopt.measure.timing.Lab:
 persisting-L2 reset, 256 MB L2 flush, spin, CUDA events), the outputs poisoned before every call,
 and the inputs prepared four ways, interleaved round by round:
 
 * ``fixed``: one set of inputs for every call (the harness before fresh inputs);
 * ``rewrite``: the same values copied back into the same buffers before every call;
 * ``fresh``: new random values written into the same buffers before every call;
-* ``rotate``: the harness's own pool (kopt.trial.Trial: fresh values, sets in turn);
+* ``rotate``: the harness's own pool (kopt.measure.trial.Trial: fresh values, sets in turn);
 * ``buffersK`` (with ``--placements``): ``fixed`` in other buffers (same values, other addresses).
 
 Prints the median per mode and round, and each mode's change against ``fixed``.
@@ -23,9 +23,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kopt import timing, variants  # noqa: E402
-from kopt.harness import Guard, poison  # noqa: E402
-from kopt.trial import Trial  # noqa: E402
+from kopt.measure import (
+    timing,
+    variants,  # noqa: E402
+)
+from kopt.measure.device import Guard, poison  # noqa: E402
+from kopt.measure.trial import Trial  # noqa: E402
 
 
 def _time(lab: timing.Lab, prepare, call) -> float:

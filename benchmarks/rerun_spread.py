@@ -15,7 +15,8 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kopt import steps  # noqa: E402
+from kopt.steps.bench.bench import bench  # noqa: E402
+from kopt.steps.correctness.correctness import correctness  # noqa: E402
 
 
 def main() -> None:
@@ -34,12 +35,12 @@ def main() -> None:
     ws, out = Path(a.workspace), Path(a.out) / a.version
     kernel = str(ws / "kernels" / f"{a.version}.py")
     corr = out / "correctness.json"
-    steps.correctness(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, out_json=str(corr),
+    correctness(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, out_json=str(corr),
                       out_md=str(out / "correctness.md"), log=str(out / "correctness.log"), params=params)
     medians, gpu = {}, {}
     for i in range(a.runs):
         d = out / f"run{i}"
-        df = steps.bench(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, correctness_json=str(corr),
+        df = bench(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, correctness_json=str(corr),
                          out_csv=str(d / "bench.csv"), out_samples=str(d / "bench_samples.csv"),
                          out_meta=str(d / "bench.json"), log=str(d / "bench.log"), params=params)
         medians[f"run{i}"] = df.set_index("config_key")["median_us"]

@@ -1,8 +1,9 @@
-"""kernel-opt: the logic behind the Snakemake experiment graph.
+"""kernel-opt: the logic behind the Snakemake experiment graph, grouped as the data flow.
 
-Pure modules (workspace, decide, stats, render, provenance hashing) import neither torch nor
-subprocess, so they are fast to import at DAG-build time and easy to test. Modules that run
-kernels (runner, child, correctness, timing, variants) are imported only inside rule jobs.
+    workspace -> profilers -> analysis -> loop -> measure -> report -> steps -> cli
+
+Each package imports only the ones before it (tests/test_layers.py); only ``measure`` imports
+torch, so the Snakefile's parse-time imports (workspace, profilers.gpus) stay cheap.
 """
 
 __version__ = "0.1.0"

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import yaml
 
-from .commands import for_target, from_results
-from .provenance import owner_problem
-from .workspace import WorkspaceError, load_workspace
+from kopt.loop.state import latest
+from kopt.workspace.target.commands import for_target, from_results
+from kopt.workspace.target.provenance import owner_problem
+from kopt.workspace.target.target import WorkspaceError, load_workspace
 
 
 def _config_workspace() -> str:
@@ -26,17 +27,6 @@ def _config_workspace() -> str:
     if cfg.is_file():
         return (yaml.safe_load(cfg.read_text()) or {}).get("workspace", "examples/softmax")
     return "examples/softmax"
-
-
-def _state(results: Path) -> dict | None:
-    p = results / "state.json"
-    if p.is_file():
-        return json.loads(p.read_text())
-    comps = sorted(results.glob("v*/compare.json"), key=lambda p: int(p.parent.name[1:]))
-    if comps:
-        c = json.loads(comps[-1].read_text())
-        return {**c["state"], "after": c["version"], "best": c["best_after"]}
-    return None
 
 
 def _owned(a):
@@ -50,7 +40,7 @@ def _owned(a):
 
 def cmd_new(a) -> int:
     ws, command = _owned(a)
-    st = _state(Path(a.results))
+    st = latest(a.results, [v.name for v in ws.versions])
     base = a.from_version or (st or {}).get("best") or ws.versions[-1].name
     src = ws.version(base)
     if src.kind != "triton":
@@ -76,7 +66,7 @@ def cmd_new(a) -> int:
 
 def cmd_status(a) -> int:
     ws, command = _owned(a)
-    st = _state(Path(a.results))
+    st = latest(a.results, [v.name for v in ws.versions])
     print(f"workspace {ws.root}: versions {ws.versions[0].name}..{ws.versions[-1].name}")
     if st is None:
         print(f"no results yet; run: {for_target(command, 'results/' + ws.versions[-1].name + '/compare.json')}")
@@ -112,7 +102,7 @@ def _set_mask(a, value: bool) -> int:
 
 
 def cmd_experience(a) -> int:
-    from .experience import Store, dumps
+    from kopt.loop.experience import Store, dumps
 
     with Store(a.db or None) as st:
         if a.exp == "add":

@@ -11,12 +11,18 @@ min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir)))
 import yaml
 
-from kopt.commands import for_target, overrides, snakemake_command
-from kopt.hardware import detect_gpu_cached, slug
-from kopt.provenance import kept_but_stale, owner_problem, workspace_id, write_owner
-from kopt.settings import changed as settings_changed
-from kopt.settings import from_config as settings_from_config
-from kopt.workspace import WorkspaceError, kernel_files, load_workspace
+from kopt.analysis.registry import slug
+from kopt.profilers.gpus import detect_gpu_cached
+from kopt.workspace.commands import for_target, overrides, snakemake_command
+from kopt.workspace.provenance import (
+    kept_but_stale,
+    owner_problem,
+    workspace_id,
+    write_owner,
+)
+from kopt.workspace.settings import changed as settings_changed
+from kopt.workspace.settings import from_config as settings_from_config
+from kopt.workspace.target import WorkspaceError, kernel_files, load_workspace
 
 
 # found next to the workflow, so `snakemake -d DIR` (results under DIR) finds it too
@@ -113,7 +119,7 @@ COMMAND = snakemake_command(
 )
 
 # Each rule reads its settings from results/settings/<name>.json, written by rule `settings`
-# (see kopt/settings.py): nothing is written while this file is parsed.
+# (see kopt/workspace/settings.py): nothing is written while this file is parsed.
 SETTING_VALUES = settings_from_config(
     config, gpu=GPU, kernel_type=WS.name, command=COMMAND
 )

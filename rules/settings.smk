@@ -10,7 +10,7 @@ rule settings:
         name="|".join(SETTING_VALUES),
     localrule: True
     run:
-        from kopt.settings import write
+        from kopt.workspace.settings import write
 
         write(output.json, SETTING_VALUES[wildcards.name])
         Path(log[0]).write_text(f"wrote {output.json}\n")

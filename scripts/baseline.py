@@ -1,8 +1,10 @@
 """Rule `baseline`: check then time the reference as torch eager or torch.compile."""
 
-from kopt.settings import read as read_settings
-from kopt.provenance import check_made_from
-from kopt.steps import bench, correctness, one_line_faults, redirect_log
+from kopt.steps.bench import bench
+from kopt.steps.common import one_line_faults, redirect_log
+from kopt.steps.correctness import correctness
+from kopt.workspace.provenance import check_made_from
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 with one_line_faults():

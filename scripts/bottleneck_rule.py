@@ -1,11 +1,11 @@
 """(Named *_rule.py: scripts/ is on sys.path when Snakemake runs a script, and a scripts/bottleneck.py
 shadowed the pandas accelerator of that name, scripts/profile.py the standard library module.)
 
-Rule `bottleneck`: unpack snakemake, call kopt.analysis.bottleneck."""
+Rule `bottleneck`: unpack snakemake, call kopt.steps.profile.bottleneck."""
 
-from kopt.analysis import bottleneck
-from kopt.settings import read as read_settings
-from kopt.steps import redirect_log
+from kopt.steps.common import redirect_log
+from kopt.steps.profile import bottleneck
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 doc = bottleneck(

@@ -1,8 +1,9 @@
-"""Rule `compare`: unpack snakemake, call kopt.steps.compare."""
+"""Rule `compare`: unpack snakemake, call kopt.steps.compare.compare."""
 
-from kopt.settings import read as read_settings
-from kopt.provenance import check_made_from
-from kopt.steps import compare, one_line_faults, redirect_log
+from kopt.steps.common import one_line_faults, redirect_log
+from kopt.steps.compare import compare
+from kopt.workspace.provenance import check_made_from
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 i = snakemake.input

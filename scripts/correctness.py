@@ -1,8 +1,9 @@
-"""Rule `correctness`: unpack snakemake, call kopt.steps.correctness."""
+"""Rule `correctness`: unpack snakemake, call kopt.steps.correctness.correctness."""
 
-from kopt.settings import read as read_settings
-from kopt.provenance import check_made_from
-from kopt.steps import correctness, one_line_faults, redirect_log
+from kopt.steps.common import one_line_faults, redirect_log
+from kopt.steps.correctness import correctness
+from kopt.workspace.provenance import check_made_from
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 with one_line_faults():

@@ -1,17 +1,12 @@
-"""Rule `env_check`: describe this machine (results/env_check.{json,md})."""
+"""Rule `env_check`: unpack snakemake, call kopt.steps.report.env_check."""
 
 import json
 
-from kopt.envcheck import collect
-from kopt.render import render
-from kopt.settings import read as read_settings
-from kopt.steps import redirect_log
+from kopt.steps.common import redirect_log
+from kopt.steps.report import env_check
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
-settings = read_settings(snakemake.input.settings)
-env = collect(settings["device"])
-with open(snakemake.output.json, "w") as f:
-    json.dump({**env, "provenance": {"settings": settings}}, f, indent=2)
-with open(snakemake.output.md, "w") as f:
-    f.write(render("env_check.md.j2", env=env))
+env = env_check(settings=read_settings(snakemake.input.settings), out_json=snakemake.output.json,
+                out_md=snakemake.output.md)
 print(json.dumps(env, indent=2))

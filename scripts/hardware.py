@@ -1,10 +1,10 @@
-"""Rule `hardware`: unpack snakemake, call kopt.analysis.hardware."""
+"""Rule `hardware`: unpack snakemake, call kopt.steps.hardware.hardware."""
 
 from pathlib import Path
 
-from kopt.analysis import hardware
-from kopt.settings import read as read_settings
-from kopt.steps import redirect_log
+from kopt.steps.common import redirect_log
+from kopt.steps.hardware import hardware
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 settings = read_settings(snakemake.input.settings)

@@ -1,12 +1,12 @@
 """(Named *_rule.py: scripts/ is on sys.path when Snakemake runs a script, and a scripts/bottleneck.py
 shadowed the pandas accelerator of that name, scripts/profile.py the standard library module.)
 
-Rule `profile`: unpack snakemake, call kopt.analysis.profile."""
+Rule `profile`: unpack snakemake, call kopt.steps.profile.profile."""
 
-from kopt.analysis import profile
-from kopt.settings import read as read_settings
-from kopt.provenance import check_made_from
-from kopt.steps import one_line_faults, redirect_log
+from kopt.steps.common import one_line_faults, redirect_log
+from kopt.steps.profile import profile
+from kopt.workspace.provenance import check_made_from
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 with one_line_faults():

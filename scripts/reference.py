@@ -1,7 +1,8 @@
-"""Rule `reference`: unpack snakemake, call kopt.steps.check_reference."""
+"""Rule `reference`: unpack snakemake, call kopt.steps.correctness.check_reference."""
 
-from kopt.settings import read as read_settings
-from kopt.steps import check_reference, one_line_faults, redirect_log
+from kopt.steps.common import one_line_faults, redirect_log
+from kopt.steps.correctness import check_reference
+from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
 with one_line_faults():

@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kopt import steps
+from kopt.steps.bench import bench
+from kopt.steps.correctness import correctness
 
 BAD = Path(__file__).parent / "fixtures" / "bad_kernels"
 
@@ -17,7 +18,7 @@ BAD = Path(__file__).parent / "fixtures" / "bad_kernels"
 def run_version(tiny: Path, kernel: Path, params: dict, tmp: Path, hardware_json: str | None = None):
     """Correctness then bench of one kernel on a workspace; (correctness doc, bench.csv, out dir)."""
     out = tmp / "out"
-    corr = steps.correctness(
+    corr = correctness(
         version="v9",
         target=str(tiny / "target.yaml"),
         kernel=str(kernel),
@@ -26,7 +27,7 @@ def run_version(tiny: Path, kernel: Path, params: dict, tmp: Path, hardware_json
         log=str(out / "correctness.log"),
         params=params,
     )
-    df = steps.bench(
+    df = bench(
         version="v9",
         target=str(tiny / "target.yaml"),
         kernel=str(kernel),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kopt.decide import Candidate, Params, decide, fold, initial_state
+from kopt.loop.decide import Candidate, Params, decide, fold, initial_state
 
 CLASSES = {"a1": "A", "a2": "A", "b1": "B"}
 
@@ -146,7 +146,7 @@ def test_split_names_classes_and_dispatch():
 
 
 def test_split_proposes_a_dispatch_entry_to_write():
-    from kopt.decide import _when
+    from kopt.loop.decide import _when
 
     assert _when(["N=256", "N=512"]) == {"N": [256, 512]}
     assert _when(["N=256,dtype=float32"]) == {"N": [256], "dtype": ["float32"]}

@@ -97,7 +97,7 @@ def test_compare_is_a_fold_over_the_chain(project):
 
 
 def test_cpu_runs_add_no_outcome_to_the_experience_store(project):
-    from kopt.experience import Store
+    from kopt.loop.experience import Store
 
     # the project's store is rule `experience`'s output; nothing is written to a user-wide one
     assert not (project / "xdg").exists()
@@ -224,13 +224,13 @@ def test_profiles_and_bottlenecks_are_labelled_cpu(project):
 
 
 def _fmt(x):
-    from kopt.render import fmt
+    from kopt.report.render import fmt
 
     return fmt(x)
 
 
 def test_reports_hold_baseline_and_kept_rows_only(project):
-    from kopt.decide import geomean
+    from kopt.loop.decide import geomean
 
     res = project / "results"
     perf = (res / "performance.md").read_text()

@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 import torch
 
-from kopt import reference, steps
-from kopt.hardware import physical_limits
-from kopt.inputs import Pool, Seeds, pool_size
-from kopt.roofline import beyond_hardware
-from kopt.variants import load_reference
+from kopt.analysis.registry import physical_limits
+from kopt.analysis.roofline import beyond_hardware
+from kopt.measure import reference
+from kopt.measure.inputs import Pool, Seeds, pool_size
+from kopt.measure.variants import load_reference
+from kopt.steps.compare import candidate
 from tests.test_bad_kernels import BAD, run_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +59,7 @@ def test_faster_than_the_hardware_is_refused(tiny, tmp_path, run_params):
     assert (df["status"] == "failed").all()
     assert df["error"].str.contains("faster than the hardware allows").all()
     assert df["error"].str.contains("result reuse or skipped work?").all()
-    cand = steps.candidate("v9", str(out / "correctness.json"), df, {}, "k.py")
+    cand = candidate("v9", str(out / "correctness.json"), df, {}, "k.py")
     assert cand.status == "failed" and "faster than the hardware allows" in cand.reason
     assert json.loads((out / "bench.json").read_text())["physical_limit"]["checked"] is True
 

@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from kopt import runner
+from kopt.measure import runner
 from tests.test_bad_kernels import BAD, run_version
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _kernel_children(parent: int) -> list[int]:
-    """PIDs of kopt.child processes whose parent is ``parent``."""
+    """PIDs of kopt.measure.child processes whose parent is ``parent``."""
     out = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit() and _ppid(d) == parent:
             try:
-                if b"kopt.child" in (d / "cmdline").read_bytes():
+                if b"kopt.measure.child" in (d / "cmdline").read_bytes():
                     out.append(int(d.name))
             except OSError:
                 continue

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from kopt import decide as dec
-from kopt import gate
 from kopt.cli import main as kopt
-from kopt.experience import Store
-from kopt.workspace import WorkspaceError, load_workspace
+from kopt.loop import decide as dec
+from kopt.loop import gate
+from kopt.loop.experience import Store
+from kopt.workspace.target import WorkspaceError, load_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 P = dec.Params()

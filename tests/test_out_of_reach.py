@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from kopt import decide as dec
-from kopt import steps
-from kopt.variants import import_file
+from kopt.loop import decide as dec
+from kopt.measure.variants import import_file
+from kopt.steps.compare import candidate
 from tests.test_bad_kernels import BAD, run_version
 
 
@@ -48,7 +48,7 @@ def test_the_gc_walker_finds_an_expected_output_that_is_there(tmp_path, monkeypa
 def _candidate(version: str, out: Path, df, gpu_scale: float | None, tiny: Path) -> dec.Candidate:
     if gpu_scale is not None:  # a stub profiler: the GPU time the CPU cannot measure
         df = df.assign(profiler_us=df["median_us"] * gpu_scale)
-    return steps.candidate(version, str(out / "correctness.json"), df, {}, str(tiny / "kernels" / f"{version}.py"))
+    return candidate(version, str(out / "correctness.json"), df, {}, str(tiny / "kernels" / f"{version}.py"))
 
 
 def test_work_moved_to_the_host_is_disputed_not_kept(tiny, tmp_path, run_params):

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from kopt import bottleneck as bn
-from kopt import decide as dec
-from kopt import hardware as hw
-from kopt import ncu, rocprof, torchtrace
-from kopt.roofline import point
+from kopt.analysis import bottleneck as bn
+from kopt.analysis import registry as hw
+from kopt.analysis.roofline import point
+from kopt.loop import decide as dec
+from kopt.profilers import ncu, rocprof, torchtrace
 
 FIX = Path(__file__).parent / "fixtures" / "profiles"
 ROOT = Path(__file__).resolve().parents[1]

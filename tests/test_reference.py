@@ -8,8 +8,8 @@ import pytest
 import torch
 import yaml
 
-from kopt.reference import outputs_of
-from kopt.variants import KernelFault
+from kopt.measure.faults import KernelFault
+from kopt.measure.reference import outputs_of
 from tests.test_bad_kernels import run_version
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from kopt.cli import main as kopt
-from kopt.commands import for_target, from_results, overrides, snakemake_command
-from kopt.provenance import StaleResult, check_made_from, kept_but_stale, owner_problem
+from kopt.workspace.commands import for_target, from_results, overrides, snakemake_command
+from kopt.workspace.provenance import StaleResult, check_made_from, kept_but_stale, owner_problem
 from tests.test_e2e import copy_project, snakemake
 
 

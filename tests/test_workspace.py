@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kopt.workspace import WorkspaceError, config_class, config_key, load_workspace
+from kopt.workspace.target import WorkspaceError, config_class, config_key, load_workspace
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "softmax"
 

@@ -1,0 +1,3 @@
+"""The optimisation loop: the decision fold (pure), the state it leaves, the GPU gate, and the
+experience log.
+"""

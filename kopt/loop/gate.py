@@ -1,0 +1,112 @@
+"""The GPU availability gate: before a rule runs anything on a GPU, find the idlest idle GPU and
+bind the job to it; never run on a busy GPU.
+
+Idle means: no compute process on it, utilization at most ``max_util_pct``, and memory use not
+growing by more than ``max_memory_growth_mb`` between two readings ``sample_s`` apart. The
+readings come from ``nvidia-smi`` (``rocm-smi`` on AMD). With no idle GPU the gate waits
+``poll_s`` and looks again, for at most ``max_wait_s``; past that it raises GateTimeout, which
+the step records as a failure that stops the loop. On a machine without a GPU (or device=cpu)
+the gate passes at once. A GPU monitor that is present but does not answer counts as busy: the
+gate cannot tell, so it does not run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+from kopt.profilers.gpus import GpuReading, read_amd, read_nvidia
+
+DEFAULTS = {
+    "enabled": True,
+    "poll_s": 600.0,
+    "max_wait_s": 3600.0,
+    "max_util_pct": 10.0,
+    "max_memory_growth_mb": 64.0,
+    "sample_s": 1.0,
+}
+
+
+class GateTimeout(RuntimeError):
+    pass
+
+
+def monitor() -> tuple[str, callable] | None:
+    if shutil.which("nvidia-smi"):
+        return "nvidia-smi", read_nvidia
+    if shutil.which("rocm-smi"):
+        return "rocm-smi", read_amd
+    return None
+
+
+def _visible() -> list[int] | None:
+    for var in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        v = os.environ.get(var)
+        if v:
+            try:
+                return [int(x) for x in v.split(",") if x.strip()]
+            except ValueError:
+                return None
+    return None
+
+
+def idle_gpus(settings: dict, read, sleep=time.sleep) -> tuple[list[GpuReading], str]:
+    """The idle GPUs (idlest first), and a line saying why the others are not."""
+    first = read()
+    sleep(settings["sample_s"])
+    second = read()
+    if first is None or second is None:
+        return [], "the GPU monitor did not answer"
+    allowed = _visible()
+    before = {g.index: g for g in first}
+    idle, why = [], []
+    for g in second:
+        if allowed is not None and g.index not in allowed:
+            continue
+        growth = g.memory_mb - before[g.index].memory_mb if g.index in before else 0.0
+        if g.processes:
+            why.append(f"GPU {g.index}: {g.processes} compute process(es)")
+        elif g.util_pct > settings["max_util_pct"]:
+            why.append(f"GPU {g.index}: {g.util_pct:g}% busy")
+        elif growth > settings["max_memory_growth_mb"]:
+            why.append(f"GPU {g.index}: memory grew {growth:g} MB")
+        else:
+            idle.append(g)
+    idle.sort(key=lambda g: (g.util_pct, g.memory_mb, g.index))
+    return idle, "; ".join(why) or "no GPU listed"
+
+
+def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock=time.monotonic) -> tuple[dict, dict]:
+    """Wait for an idle GPU; return (environment for the child, record of what was chosen)."""
+    s = {**DEFAULTS, **(settings or {})}
+    if device == "cpu" or not s["enabled"]:
+        return {}, {"gate": "passed", "why": "device=cpu" if device == "cpu" else "gate disabled in config"}
+    mon = monitor()
+    if mon is None:
+        return {}, {"gate": "passed", "why": "no nvidia-smi or rocm-smi: no GPU to wait for"}
+    name, read = mon
+    t0, waits = clock(), 0
+    while True:
+        idle, why = idle_gpus(s, read, sleep)
+        if idle:
+            g = idle[0]
+            var = "CUDA_VISIBLE_DEVICES" if name == "nvidia-smi" else "HIP_VISIBLE_DEVICES"
+            rec = {
+                "gate": "passed",
+                "gpu_index": g.index,
+                "gpu_uuid": g.uuid,
+                "util_pct": g.util_pct,
+                "memory_mb": g.memory_mb,
+                "waited_s": round(clock() - t0, 1),
+                "checks": waits + 1,
+                "monitor": name,
+            }
+            return {var: str(g.index)}, rec
+        waited = clock() - t0
+        if waited + s["poll_s"] > s["max_wait_s"]:
+            raise GateTimeout(
+                f"gate: no idle GPU after {waited:.0f} s and {waits + 1} checks (limit {s['max_wait_s']:g} s): {why}"
+            )
+        waits += 1
+        sleep(s["poll_s"])

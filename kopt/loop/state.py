@@ -1,0 +1,32 @@
+"""The loop state as a reader sees it (results/state.json, `kopt status`), built in one place from
+a comparison: the decision fold's state after that version, without the per-class detail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def summary(comp: dict) -> dict:
+    """The state after ``comp``'s version: best, counters, repairs, masks, stop and its reason."""
+    st = comp["state"]
+    return {
+        "after": comp["version"],
+        "best": (st.get("best") or {}).get("version"),
+        "consecutive_regressions": st.get("consecutive_regressions", 0),
+        "repairs": st.get("repairs", {}),
+        "abandoned": st.get("abandoned", []),
+        "masked": st.get("masked", []),
+        "stop": st.get("stop", False),
+        "stop_reason": st.get("stop_reason"),
+        "recent_regressions": st.get("recent_regressions", []),
+    }
+
+
+def latest(results: str | Path, versions: list[str]) -> dict | None:
+    """The state after the last of ``versions`` that has a comparison in ``results``, or None."""
+    for v in reversed(versions):
+        p = Path(results) / v / "compare.json"
+        if p.is_file():
+            return summary(json.loads(p.read_text()))
+    return None

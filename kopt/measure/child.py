@@ -1,0 +1,203 @@
+"""Child-process entry: ``python -m kopt.measure.child TASK request.json result.json progress.jsonl``.
+
+Runs the correctness check or the benchmark of one version over its configs and writes
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``. It leaves with os._exit so a
+thread that a kernel left behind cannot keep the process alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+class Progress:
+    def __init__(self, path: str):
+        self.f = open(path, "a", buffering=1)
+
+    def device(self, device: str) -> None:
+        self.f.write(json.dumps({"device": device}) + "\n")
+
+    def start(self, label: str) -> None:
+        self.f.write(json.dumps({"start": label}) + "\n")
+
+    def record(self, rec: dict) -> None:
+        self.f.write(json.dumps({"record": rec}) + "\n")
+
+
+def _prepare(req: dict, progress: Progress):
+    """Import torch, choose the device, then (and only then) import triton, the reference and kernel."""
+    from kopt.measure import device as harness
+
+    device = harness.select_device(req["device"])
+    progress.device(device)
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+        from kopt.measure import interpreter
+
+        interpreter.install(req["kernel"])
+    from kopt.measure import correctness, inputs, reference, timing, trial, variants, verify
+
+    guard_before = harness.Guard(extra_modules=(harness, correctness, timing, trial, inputs, reference, verify))
+    ref = variants.load_reference(req["ref"])
+    if req["kernel"].startswith("torch:"):
+        kernel = variants.torch_baseline(ref, req["kernel"].split(":", 1)[1])
+        # the reference is trusted code; torch.compile keeps a pool of compile worker threads
+        guard_before.allow_threads = True
+    else:
+        kernel = variants.load_variant(req["kernel"])
+    guard_before.check(f"{req['kernel']}: on import")
+    return device, ref, kernel, guard_before
+
+
+def _opts(req: dict) -> dict:
+    """Timing options and the inputs' settings (seed, pool, reference memory), as one mapping."""
+    return {**(req.get("opts") or {}), **(req.get("inputs") or {})}
+
+
+def _per_config(req: dict, progress: Progress, run) -> dict:
+    """Run ``run(ref, kernel, item, device, guard)`` on every config of the chosen device."""
+    from kopt.measure.environment import environment
+    from kopt.measure.variants import select_config
+
+    device, ref, kernel, guard = _prepare(req, progress)
+    out = {"device": device, "env": environment(device), "configs": []}
+    for item in req["configs_by_device"][device]:
+        progress.start(f"config {item['key']}")
+        select_config(kernel, item["config"])
+        rec = run(ref, kernel, item, device, guard)
+        progress.record(rec)
+        out["configs"].append(rec)
+    return out
+
+
+def task_correctness(req: dict, progress: Progress) -> dict:
+    from kopt.measure.correctness import check_config
+
+    return _per_config(
+        req,
+        progress,
+        lambda ref, kernel, it, device, guard: check_config(
+            ref, kernel, it, seeds=req["seeds"], device=device, guard=guard, opts=_opts(req)
+        ),
+    )
+
+
+def task_bench(req: dict, progress: Progress) -> dict:
+    from kopt.measure.timing import bench_config
+
+    return _per_config(
+        req,
+        progress,
+        lambda ref, kernel, it, device, guard: bench_config(ref, kernel, it, device=device, opts=_opts(req), guard=guard),
+    )
+
+
+def task_profile(req: dict, progress: Progress) -> dict:
+    from pathlib import Path
+
+    from kopt.measure.environment import environment
+    from kopt.measure.profiled import largest_per_class, profile_class, triton_metadata
+    from kopt.measure.variants import select_config
+
+    device, ref, kernel, guard = _prepare(req, progress)
+    raw = Path(req["raw_dir"])
+    raw.mkdir(parents=True, exist_ok=True)
+    items = largest_per_class(ref, req["configs_by_device"][device])
+    out = {"device": device, "env": environment(device), "classes": [], "items": items}
+    for item in items:
+        progress.start(f"config {item['key']}")
+        select_config(kernel, item["config"])
+        rec = profile_class(ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5)))
+        guard.check(f"config {item['key']}, profiled calls")
+        progress.record({"key": item["key"], "class": item["class"]})
+        out["classes"].append(rec)
+    out["triton"] = triton_metadata(kernel, Path(req["asm_dir"]) if device == "cuda" else None)
+    return out
+
+
+def task_ncu_calls(req: dict, progress: Progress) -> dict:
+    from kopt.measure.profiled import ncu_calls
+
+    device, ref, kernel, guard = _prepare(req, progress)
+    progress.start("ncu calls")
+    ncu_calls(ref, kernel, req["items"], device, guard=guard, opts=_opts(req))
+    return {"device": device}
+
+
+def task_reference(req: dict, progress: Progress) -> dict:
+    """ref.py alone, before any version: it imports, defines setup() and reference(), and both run
+    on every config of the chosen device (one probe each). A fault names the function and config."""
+    import secrets
+
+    from kopt.measure import device as harness
+    from kopt.measure import reference, variants
+
+    device = harness.select_device(req["device"])
+    progress.device(device)
+    ref = variants.load_reference(req["ref"])
+    out = {"device": device, "configs": []}
+    for item in req["configs_by_device"][device]:
+        progress.start(f"config {item['key']}")
+        try:
+            layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31))
+        except variants.KernelFault as e:
+            raise variants.KernelFault(f"{e} (config {item['key']})") from None
+        del d
+        rec = {"key": item["key"], "outputs": [{"name": o.name, "shape": list(o.shape), "dtype": o.dtype} for o in layout.outputs]}
+        progress.record(rec)
+        out["configs"].append(rec)
+    return out
+
+
+def task_hardware(req: dict, progress: Progress) -> dict:
+    from kopt.measure import device as harness
+    from kopt.measure.ceilings import measure_ceilings
+    from kopt.measure.environment import environment
+
+    device = harness.select_device(req["device"])
+    progress.device(device)
+    progress.start("ceilings")
+    return {"device": device, "env": environment(device), "measured": measure_ceilings(device, int(req["runs"]))}
+
+
+TASKS = {
+    "correctness": task_correctness,
+    "bench": task_bench,
+    "profile": task_profile,
+    "ncu_calls": task_ncu_calls,
+    "hardware": task_hardware,
+    "reference": task_reference,
+}
+
+
+def main(argv: list[str]) -> None:
+    task, req_path, out_path, progress_path = argv
+    with open(req_path) as f:
+        req = json.load(f)
+    progress = Progress(progress_path)
+    code = 0
+    try:
+        payload = {"ok": True, "result": TASKS[task](req, progress)}
+    except BaseException as e:  # noqa: BLE001 - everything a kernel does wrong is reported
+        from kopt.measure.faults import KernelFault
+
+        if isinstance(e, KernelFault):
+            msg = str(e)
+        else:
+            tb = traceback.extract_tb(e.__traceback__)
+            where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+            msg = f"{type(e).__name__}: {e}{where}"
+        payload, code = {"ok": False, "error": msg}, 3
+        traceback.print_exc()
+    with open(out_path, "w") as f:
+        json.dump(payload, f)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,90 @@
+"""What machine ran a job (child side and the env_check rule; imports torch): the GPU, driver,
+CUDA/ROCm, torch, triton, libraries, profilers and clocks."""
+
+from __future__ import annotations
+
+import platform
+
+from kopt import __version__
+from kopt.profilers.gpus import query_gpu, smi, snapshot
+from kopt.workspace.provenance import library_versions, now
+
+
+def environment(device: str) -> dict:
+    """What ran the job; called in the child, where torch is already imported."""
+    import torch
+
+    env = {
+        "device": device,
+        "kopt": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "libraries": library_versions(),
+    }
+    try:
+        import triton
+
+        env["triton"] = triton.__version__
+    except ImportError:
+        env["triton"] = None
+    if device == "cuda":
+        smi_now = query_gpu(["driver_version", "clocks.sm", "clocks.max.sm"])
+        p = torch.cuda.get_device_properties(0)
+        env.update(
+            gpu=torch.cuda.get_device_name(0),
+            gpu_sms=p.multi_processor_count,
+            gpu_memory_gib=round(p.total_memory / 2**30, 1),
+            capability=f"{p.major}.{p.minor}",
+            cuda=torch.version.cuda,
+            hip=getattr(torch.version, "hip", None),
+            driver=(smi_now or {}).get("driver_version"),
+            clocks_sm_mhz=", ".join((smi_now or {}).get(k, "") for k in ("clocks.sm", "clocks.max.sm")) or None,
+        )
+    else:
+        env.update(gpu=None, cpu=platform.processor() or platform.machine(), note="Triton interpreter on CPU")
+    return env
+
+
+def tool_version(exe: str) -> str | None:
+    out = smi([exe, "--version"], timeout=60)
+    if out is None:
+        return None
+    lines = [ln for ln in out.splitlines() if any(c.isdigit() for c in ln)]
+    return (lines[-1] if lines else out.splitlines()[-1]).strip()
+
+
+def collect(device: str) -> dict:
+    import torch
+
+    try:
+        import triton
+
+        triton_v = triton.__version__
+    except ImportError:
+        triton_v = None
+    try:
+        import snakemake
+
+        sm_v = snakemake.__version__
+    except (ImportError, AttributeError):
+        sm_v = None
+    gpu = device != "cpu" and torch.cuda.is_available()
+    return {
+        "created": now(),
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "device": "cuda" if gpu else "cpu",
+        "gpu": torch.cuda.get_device_name(0) if gpu else None,
+        "cuda": torch.version.cuda if gpu else None,
+        "rocm": getattr(torch.version, "hip", None) if gpu else None,
+        "torch": torch.__version__,
+        "triton": triton_v,
+        "snakemake": sm_v,
+        "libraries": library_versions(),
+        "profilers": {"ncu": tool_version("ncu"), "rocprofv3": tool_version("rocprofv3")},
+        "nvidia_smi": snapshot() if gpu else None,
+        "rocm_smi": smi(["rocm-smi", "--showclocks"]) if gpu else None,
+        "note": None if gpu else "no GPU: the Triton interpreter on the CPU (cpu-interpreter); timings are not GPU performance",
+    }

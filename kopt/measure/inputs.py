@@ -1,0 +1,143 @@
+"""Inputs that never repeat predictably (child side): fresh seeds, a pool of input sets, its order.
+
+* Seeds: by default every draw takes a fresh seed from the OS's entropy at the moment it is drawn
+  (``secrets``), so nothing in the kernel's process tells the next inputs in advance; each seed is
+  recorded where it was used. An integer ``seed`` in the config derives the schedule from it
+  instead, to repeat a run exactly (predictable: for reproduction, not for judging).
+* Pool: several input sets, each in its own buffers (so addresses differ), as many as fit in the
+  memory left after the reference's own need (between ``min_sets`` and ``max_sets``; fewer only
+  when memory forces it, and the reason is recorded). The sets are visited in random cycles (each set
+  once per cycle, never the same set twice in a row; the timed and the profiled calls are whole
+  cycles, so every set's buffers weigh the same in the median), and a set is redrawn with a fresh seed before every call: the
+  kernel never sees the same input values twice, so no cache keyed on pointers, objects, tensor
+  versions or sampled values can replay a result.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kopt.measure.device import poison
+from kopt.measure.faults import KernelFault
+from kopt.measure.reference import Draw, Layout, draw, human_bytes
+
+
+class Seeds:
+    def __init__(self, fixed: int | None, key: str, phase: str):
+        self.fixed, self.key, self.phase, self.i = fixed, key, phase, 0
+
+    @property
+    def policy(self) -> str:
+        if self.fixed is None:
+            return "fresh: a new seed from the OS's entropy for every draw"
+        return f"derived from seed={self.fixed} (a fixed, predictable schedule, for reproducing a run)"
+
+    def next(self) -> int:
+        if self.fixed is None:
+            return secrets.randbits(31)
+        self.i += 1
+        return zlib.crc32(f"{self.fixed}:{self.key}:{self.phase}:{self.i}".encode()) % (2**31)
+
+
+@dataclass
+class InputSet:
+    index: int
+    seed: int
+    inputs: dict[str, Any]  # setup()'s inputs in this set's own buffers (outputs it allocates included)
+    buffers: dict[str, torch.Tensor]  # output buffers the harness allocates (the reference returns them)
+
+    def args(self, with_buffers: bool = True) -> dict[str, Any]:
+        return {**self.inputs, **self.buffers} if with_buffers else dict(self.inputs)
+
+    def outputs(self, layout: Layout) -> dict[str, torch.Tensor]:
+        return {n: (self.buffers[n] if n in self.buffers else self.inputs[n]) for n in layout.names}
+
+
+def set_bytes(d: Draw, layout: Layout) -> int:
+    own = sum(t.numel() * t.element_size() for t in d.tensors().values())
+    for o in layout.outputs:
+        if not o.in_inputs:
+            n = 1
+            for s in o.shape:
+                n *= s
+            own += n * getattr(torch, o.dtype).itemsize
+    return own
+
+
+def pool_size(one_set: int, free: int, reserve: int, max_sets: int, min_sets: int) -> tuple[int, str]:
+    """How many input sets fit in ``free`` bytes after ``reserve`` (the reference, its inputs'
+    regeneration, the comparison and the L2 flush), and why that many."""
+    fit = max(free - reserve, 0) // max(one_set, 1)
+    n = int(min(max_sets, fit))
+    if n >= min_sets:
+        why = f"{n} sets of {human_bytes(one_set)}" + (" (the configured maximum)" if n == max_sets else " (memory)")
+    else:
+        why = (
+            f"only {max(n, 1)} set(s) of {human_bytes(one_set)} fit in {human_bytes(free)} free after "
+            f"{human_bytes(reserve)} reserved for the reference and the checks (wanted {min_sets}); every call "
+            "still gets freshly drawn values"
+        )
+    return max(n, 1), why
+
+
+class Pool:
+    def __init__(self, ref, cfg: dict, layout: Layout, device: str, seeds: Seeds, n_sets: int, why: str):
+        self.ref, self.cfg, self.layout, self.device, self.seeds, self.why = ref, cfg, layout, device, seeds, why
+        self.sets = [self._new_set(i) for i in range(n_sets)]
+        self.rng = random.Random(secrets.randbits(64))
+        self.last: int | None = None
+        self.cycle: list[InputSet] = []
+        self.draws = len(self.sets)
+
+    def _new_set(self, index: int) -> InputSet:
+        d = draw(self.ref, self.cfg, self.seeds.next(), self.device)
+        buffers = {
+            o.name: torch.empty(o.shape, dtype=getattr(torch, o.dtype), device=self.device)
+            for o in self.layout.outputs
+            if not o.in_inputs
+        }
+        return InputSet(index, d.seed, d.inputs, buffers)
+
+    def next(self) -> InputSet:
+        """The next set of a random cycle through all sets, never the last one again (unless alone).
+
+        Each cycle visits every set once, so calls spread evenly over the sets' buffers: a kernel
+        whose time depends on where its buffers lie is measured over all placements alike."""
+        if not self.cycle:
+            self.cycle = self.rng.sample(self.sets, len(self.sets))
+            if len(self.cycle) > 1 and self.cycle[-1].index == self.last:  # popped from the end
+                self.cycle[0], self.cycle[-1] = self.cycle[-1], self.cycle[0]
+        s = self.cycle.pop()
+        self.last = s.index
+        return s
+
+    def new_cycle(self) -> None:
+        """Start a fresh cycle: the next ``k * len(sets)`` calls visit every set ``k`` times."""
+        self.cycle = []
+
+    def redraw(self, s: InputSet) -> None:
+        """Fresh values (a new seed) into the set's own buffers."""
+        d = draw(self.ref, self.cfg, self.seeds.next(), self.device)
+        for k, v in d.inputs.items():
+            old = s.inputs.get(k)
+            if isinstance(v, torch.Tensor):
+                if not isinstance(old, torch.Tensor) or old.shape != v.shape or old.dtype != v.dtype:
+                    raise KernelFault(f"ref.py: setup() returned '{k}' with another shape or dtype for seed {d.seed}")
+                old.copy_(v)
+            else:
+                s.inputs[k] = v
+        s.seed = d.seed
+        self.draws += 1
+
+    def poison(self, s: InputSet) -> None:
+        for t in s.outputs(self.layout).values():
+            poison(t)
+
+    def record(self) -> dict:
+        return {"sets": len(self.sets), "why": self.why, "draws": self.draws, "seeds": self.seeds.policy}

@@ -1,0 +1,261 @@
+"""The reference protocol (child side): draws of inputs, the outputs' layout, where the float64
+reference runs, and the expected outputs of one draw.
+
+``ref.py`` defines ``setup(seed, **config) -> {"inputs": {...}, "outputs": [names]}`` and
+``reference(**inputs)``, which either writes the outputs in place (they are then tensors in
+``inputs``) or returns them: a tensor, a tuple/list (in the order of ``outputs``), or a dict by
+output name. When it returns them, the harness allocates the kernel's output buffers from the
+shapes and dtypes the reference returned (``Layout``), so ``run_kernel(**inputs, **outputs)``
+still writes in place while torch baselines are timed as users call them.
+
+The expected outputs are computed only *after* the kernel's call, from a regenerated copy of the
+inputs, and zeroed as soon as they are compared (``scrub``): the kernel's process never holds the
+expected outputs of inputs the kernel has not yet been called on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+
+from kopt.measure.faults import KernelFault
+
+FLOAT64, FLOAT32 = "float64", "float32"
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def dtype_name(dt: torch.dtype) -> str:
+    return str(dt).removeprefix("torch.")
+
+
+def _is_float(t: torch.Tensor) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+@dataclass
+class Draw:
+    """One call of ``setup``: its inputs (tensors on the device, and scalars) and output names."""
+
+    seed: int
+    inputs: dict[str, Any]
+    outputs: list[str]
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {k: v for k, v in self.inputs.items() if isinstance(v, torch.Tensor)}
+
+
+def draw(ref, cfg: dict, seed: int, device: str) -> Draw:
+    try:
+        with torch.device(device):  # tensors are created where they are used
+            data = ref.setup(seed, **cfg)
+    except Exception as e:
+        raise KernelFault(f"ref.py: setup(seed={seed}, **{cfg}) failed: {type(e).__name__}: {e}") from e
+    if not isinstance(data, dict) or not isinstance(data.get("inputs"), dict):
+        raise KernelFault("ref.py: setup() must return {'inputs': {name: value}, 'outputs': [names]}")
+    outputs = data.get("outputs") or []
+    if not isinstance(outputs, (list, tuple)) or not all(isinstance(o, str) for o in outputs):
+        raise KernelFault(f"ref.py: setup()'s 'outputs' must be a list of names, not {outputs!r}")
+    inputs = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in data["inputs"].items()}
+    return Draw(seed, inputs, list(outputs))
+
+
+def returned_tensors(ret) -> Any:
+    """``ret`` as outputs when it is a tensor, a tuple/list of tensors or a dict of tensors; else None."""
+    if isinstance(ret, torch.Tensor):
+        return (ret,)
+    if isinstance(ret, (tuple, list)) and ret and all(isinstance(t, torch.Tensor) for t in ret):
+        return tuple(ret)
+    if isinstance(ret, dict) and ret and all(isinstance(t, torch.Tensor) for t in ret.values()):
+        return dict(ret)
+    return None
+
+
+def outputs_of(ret, names: list[str], args: dict, who: str) -> dict[str, torch.Tensor]:
+    """The outputs of a call of the reference or a kernel: what it returned (mapped to ``names``),
+    or, when it returned no tensors, the output buffers it was given."""
+    got = returned_tensors(ret)
+    if got is None:
+        missing = [n for n in names if not isinstance(args.get(n), torch.Tensor)]
+        if not names or missing:
+            raise KernelFault(
+                f"{who} returned no tensors and the outputs {missing or '(none listed)'} are not tensors in "
+                "setup()'s inputs: write them in place or return them"
+            )
+        return {n: args[n] for n in names}
+    if isinstance(got, dict):
+        if names and sorted(got) != sorted(names):
+            raise KernelFault(f"{who} returned outputs {sorted(got)}, but setup() lists {sorted(names)}")
+        return got
+    if not names:
+        names = ["out"] if len(got) == 1 else [f"out{i}" for i in range(len(got))]
+    if len(got) != len(names):
+        raise KernelFault(f"{who} returned {len(got)} tensors, but setup() lists {len(names)} outputs {names}")
+    return dict(zip(names, got))
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # torch dtype name, as the reference produces it at the inputs' own precision
+    in_inputs: bool  # setup() allocates the buffer; else the harness does
+
+
+@dataclass
+class Layout:
+    outputs: list[OutputSpec]
+    returns: bool  # the reference returns its outputs (else it writes them in place)
+    inputs: list[str] = field(default_factory=list)  # tensor inputs the kernel must leave unchanged
+
+    @property
+    def names(self) -> list[str]:
+        return [o.name for o in self.outputs]
+
+    def spec(self, name: str) -> OutputSpec:
+        return next(o for o in self.outputs if o.name == name)
+
+
+def probe(ref, cfg: dict, device: str, seed: int) -> tuple[Layout, Draw]:
+    """Learn the outputs' shapes and dtypes from one reference run at the inputs' own precision,
+    and check that ``setup`` is deterministic (the harness regenerates inputs from their seed)."""
+    d, again = draw(ref, cfg, seed, device), draw(ref, cfg, seed, device)
+    for k, t in d.tensors().items():
+        u = again.inputs.get(k)
+        if not isinstance(u, torch.Tensor) or u.shape != t.shape or u.dtype != t.dtype or not torch.equal(u, t):
+            raise KernelFault(
+                f"ref.py: setup() is not deterministic: input '{k}' differs between two calls with seed {seed} "
+                "(seed torch's generator with the given seed)"
+            )
+    del again
+    try:
+        with torch.no_grad():
+            ret = ref.reference(**d.inputs)
+    except Exception as e:
+        raise KernelFault(f"ref.py: reference() failed: {type(e).__name__}: {e}") from e
+    outs = outputs_of(ret, d.outputs, d.inputs, "ref.py: reference()")
+    specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs) for n, t in outs.items()]
+    layout = Layout(specs, returned_tensors(ret) is not None, [k for k in d.tensors() if k not in outs])
+    scrub(outs)
+    return layout, d
+
+
+# --- where the reference runs ----------------------------------------------------------------
+
+# A float32 reference (when a float64 one does not fit) adds eight float32 ulps to every rtol.
+FLOAT32_REFERENCE_RTOL = 2.0**-20
+
+
+@dataclass
+class Placement:
+    device: str  # where the reference runs
+    precision: str  # float64, or float32 when float64 does not fit (tolerances widened)
+    peak_bytes: int | None = None  # memory the reference took on the device (measured)
+    why: str = ""
+
+    @property
+    def widened(self) -> bool:
+        return self.precision != FLOAT64
+
+    def record(self) -> dict:
+        rec = asdict(self)
+        rec["widened_rtol_by"] = FLOAT32_REFERENCE_RTOL if self.widened else 0.0
+        return rec
+
+
+def _bytes_at(d: Draw, layout: Layout, precision: str) -> int:
+    """Memory the converted inputs and the outputs take at ``precision`` (floats only change)."""
+    item = 8 if precision == FLOAT64 else 4
+    total = 0
+    for t in d.tensors().values():
+        total += t.numel() * (item if _is_float(t) else t.element_size())
+    for o in layout.outputs:
+        n = 1
+        for s in o.shape:
+            n *= s
+        total += n * (item if getattr(torch, o.dtype).is_floating_point else getattr(torch, o.dtype).itemsize)
+    return total
+
+
+def available_bytes(device: str) -> int:
+    """Free memory where the reference would run: the GPU's (with torch's cached blocks), or the host's."""
+    if device == "cuda":
+        free, _ = torch.cuda.mem_get_info()
+        return int(free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62  # unknown: do not refuse
+
+
+def _is_oom(e: BaseException) -> bool:
+    oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
+    return isinstance(e, oom) or "out of memory" in str(e).lower() or "can't allocate" in str(e)
+
+
+def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Placement:
+    """Float64 on the device when it fits; else float64 on the host; else float32 (tolerances
+    widened by FLOAT32_REFERENCE_RTOL). ``limit_bytes`` (0: free memory) caps what it may take."""
+    plans = [(device, FLOAT64)] + ([("cpu", FLOAT64)] if device != "cpu" else []) + [(device, FLOAT32)]
+    tried = []
+    for dev, prec in plans:
+        need = _bytes_at(d, layout, prec) * (3 if dev == "cpu" else 1)  # the host cannot catch an OOM
+        have = min(limit_bytes, available_bytes(dev)) if limit_bytes else available_bytes(dev)
+        if need > have:
+            tried.append(f"{prec} on {dev} needs about {human_bytes(need)}, {human_bytes(have)} available")
+            continue
+        plan = Placement(dev, prec, why="; ".join(tried) or "fits")
+        try:
+            if dev == "cuda":
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+                base = torch.cuda.memory_allocated()
+            scrub(expected(ref, d.inputs, layout, plan))
+            if dev == "cuda":
+                plan.peak_bytes = int(torch.cuda.max_memory_allocated() - base)
+            return plan
+        except Exception as e:  # noqa: BLE001 - only running out of memory moves to the next plan
+            if not _is_oom(e.__cause__ if isinstance(e, KernelFault) and e.__cause__ else e):
+                raise
+            tried.append(f"{prec} on {dev} ran out of memory")
+            if dev == "cuda":
+                torch.cuda.empty_cache()
+    raise KernelFault(f"ref.py: reference() does not fit anywhere: {'; '.join(tried)}")
+
+
+def expected(ref, inputs: dict, layout: Layout, plan: Placement) -> dict[str, torch.Tensor]:
+    """The reference's outputs for ``inputs`` (not modified), computed as ``plan`` says."""
+    dt = torch.float64 if plan.precision == FLOAT64 else torch.float32
+    args = {}
+    for k, v in inputs.items():
+        if isinstance(v, torch.Tensor):
+            args[k] = v.detach().to(plan.device, dt) if v.is_floating_point() else v.detach().to(plan.device).clone()
+        else:
+            args[k] = v
+    try:
+        with torch.no_grad():
+            ret = ref.reference(**args)
+    except Exception as e:
+        raise KernelFault(f"ref.py: reference() failed: {type(e).__name__}: {e}") from e
+    outs = outputs_of(ret, layout.names, args, "ref.py: reference()")
+    del args
+    return outs
+
+
+def scrub(tensors: dict[str, torch.Tensor]) -> None:
+    """Zero expected outputs before they are freed, so no later allocation can read them."""
+    for t in tensors.values():
+        t.zero_()
+    tensors.clear()

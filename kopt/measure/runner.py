@@ -1,0 +1,278 @@
+"""Run one task of a kernel variant in a child process with a time limit.
+
+The child (``python -m kopt.measure.child``) reports progress as JSON lines: ``{"start": label}`` when it
+begins a unit of work (one config) and ``{"record": {...}}`` when it finishes one. The time limit
+applies per unit, so a hang is caught after ``timeout_s`` whatever the number of configs, and the
+records finished before a crash or hang are kept. The child runs in its own process group, so a
+hung kernel's helper processes die with it.
+
+Interrupted is not failed: a child killed from outside (SIGKILL as the OOM killer sends it,
+SIGTERM, SIGINT, SIGHUP) raises ``Interrupted``, which fails the job (Snakemake removes its
+outputs and a rerun measures again) instead of writing a verdict; the kernel's own crash (SIGSEGV,
+SIGBUS, SIGABRT, ...), an exception or a hang stays a ``failed`` verdict. No child outlives its
+run: on Ctrl-C or SIGTERM of the job the child's group is killed, the child dies with the job's
+process if that is killed (``PR_SET_PDEATHSIG``), and the job stops its child when the Snakemake
+process that started it is gone (kill -9 of Snakemake).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# signals that come from outside the kernel: the job fails (a rerun retries), no verdict is written
+EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+class Interrupted(RuntimeError):
+    """The child was stopped from outside: not a verdict on the kernel."""
+
+
+@dataclass
+class ChildOutcome:
+    status: str  # "ok" | "raised" | "crashed" | "timeout" | "gate" (no idle GPU: nothing ran)
+    result: dict | None = None
+    error: str | None = None
+    records: list[dict] = field(default_factory=list)
+    current: str | None = None  # the unit that was running when the child failed
+    device: str | None = None  # the device the child chose, as soon as it said
+    log_tail: str = ""
+    gate: dict | None = None  # which GPU the gate chose (kopt.loop.gate), or why it passed
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _read_progress(path: Path, offset: int, records: list, state: dict) -> int:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            chunk = f.read()
+    except FileNotFoundError:
+        return offset
+    end = chunk.rfind(b"\n") + 1  # only whole lines
+    for line in chunk[:end].splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        state["last"] = time.monotonic()
+        if "device" in ev:
+            state["device"] = ev["device"]
+        if "start" in ev:
+            state["current"] = ev["start"]
+        if "record" in ev:
+            records.append(ev["record"])
+            state["current"] = None
+    return offset + end
+
+
+def _describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return f"the process was killed by {name}"
+    return f"the process exited with code {rc}"
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the process that started it dies (Linux)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _snakemake_pid() -> int | None:
+    """The Snakemake process this job runs under (an ancestor), if any (Linux /proc)."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        if b"snakemake" in cmd:
+            return pid
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+        if pid <= 1:
+            return None
+    return None
+
+
+def _alive(pid: int | None) -> bool:
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def run_child(
+    task: str,
+    request: dict,
+    *,
+    timeout_s: float,
+    startup_timeout_s: float = 300.0,
+    env: dict[str, str] | None = None,
+    log_path: str | Path | None = None,
+    wrapper: list[str] | None = None,
+) -> ChildOutcome:
+    """Run ``kopt.measure.child`` ``task`` on ``request``; never raises for a failing kernel, raises
+    ``Interrupted`` when the child or the run is stopped from outside.
+
+    ``wrapper`` prefixes the command (a profiler such as ``ncu ...``); its output goes to the log.
+    """
+    with tempfile.TemporaryDirectory(prefix="kopt-") as tmp:
+        tmp = Path(tmp)
+        req, out, prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
+        req.write_text(json.dumps(request))
+        log = Path(log_path) if log_path else tmp / "child.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        child_env = dict(os.environ)
+        child_env.update(env or {})
+        child_env["PYTHONUNBUFFERED"] = "1"
+        with open(log, "ab") as logf:
+            proc = subprocess.Popen(
+                [*(wrapper or []), sys.executable, "-m", "kopt.measure.child", task, str(req), str(out), str(prog)],
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=child_env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+            records: list[dict] = []
+            state = {"last": time.monotonic(), "current": None, "device": None}
+            with _group_killed_on_exit(proc):
+                rc, timed_out = _watch(proc, prog, records, state, timeout_s, startup_timeout_s)
+        tail = _tail(log)
+        dev = state["device"]
+        where = f" while running {state['current']}" if state["current"] else ""
+        if rc is not None and rc < 0 and -rc in EXTERNAL:
+            raise Interrupted(
+                f"kopt: the kernel process ({task}) was stopped from outside by {signal.Signals(-rc).name}{where} "
+                "(the OOM killer, a user or an interrupted run): the job fails so that a rerun measures again; "
+                "no verdict was written"
+            )
+        if timed_out:
+            where = f" in {state['current']}" if state["current"] else " before the first config started"
+            return ChildOutcome(
+                "timeout",
+                error=f"timed out: no progress for {timeout_s:g} s{where}; the process was killed",
+                records=records,
+                current=state["current"],
+                device=dev,
+                log_tail=tail,
+            )
+        payload = None
+        if out.is_file():
+            try:
+                payload = json.loads(out.read_text())
+            except json.JSONDecodeError:
+                payload = None
+        if rc == 0 and payload and payload.get("ok"):
+            return ChildOutcome("ok", result=payload["result"], records=records, device=dev, log_tail=tail)
+        if payload and payload.get("error"):
+            return ChildOutcome(
+                "raised", error=payload["error"], records=records, current=state["current"], device=dev, log_tail=tail
+            )
+        last = tail.strip().splitlines()[-1:] if tail.strip() else []
+        detail = f" (last output: {last[0][:300]})" if last else ""
+        return ChildOutcome(
+            "crashed",
+            error=f"{_describe_exit(rc)}{where}{detail}",
+            records=records,
+            current=state["current"],
+            device=dev,
+            log_tail=tail,
+        )
+
+
+def _watch(proc, prog: Path, records: list, state: dict, timeout_s: float, startup_timeout_s: float):
+    """Follow the child's progress until it exits (its return code), hangs past the limit or the
+    Snakemake process above this job is gone; returns (return code or None, timed out)."""
+    offset, snakemake = 0, _snakemake_pid()
+    while True:
+        rc = proc.poll()
+        offset = _read_progress(prog, offset, records, state)
+        if rc is not None:
+            return rc, False
+        limit = timeout_s if state["current"] or records else startup_timeout_s
+        if time.monotonic() - state["last"] > limit:
+            _kill_group(proc)
+            return None, True
+        if not _alive(snakemake):
+            _kill_group(proc)
+            raise Interrupted(f"kopt: Snakemake (pid {snakemake}) is gone: the kernel process was stopped")
+        time.sleep(0.05)
+
+
+class _group_killed_on_exit:
+    """Kills the child's process group when the job leaves early (Ctrl-C, SIGTERM, an error), and
+    turns SIGTERM into an exception for as long as the child runs (main thread only)."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc, self.old = proc, None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and self.proc.poll() is None:
+            _kill_group(self.proc)
+        if self.old is not None:
+            signal.signal(signal.SIGTERM, self.old)
+        return False
+
+
+def _raise_terminated(signum, frame):
+    raise Interrupted("kopt: the job was terminated (SIGTERM): the kernel process was stopped")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _tail(log: Path, n: int = 4000) -> str:
+    try:
+        data = log.read_bytes()
+    except FileNotFoundError:
+        return ""
+    return data[-n:].decode("utf-8", "replace")
+
+
+def run_gated(task: str, request: dict, params: dict, **kw) -> ChildOutcome:
+    """run_child behind the GPU gate: bound to the idlest idle GPU, or status "gate" when none
+    became idle within the gate's limit (the error starts with "gate:")."""
+    from kopt.loop.gate import GateTimeout, acquire
+
+    try:
+        env, rec = acquire(params.get("gate"), params.get("device", "auto"))
+    except GateTimeout as e:
+        return ChildOutcome("gate", error=str(e), gate={"gate": "timeout", "why": str(e)})
+    out = run_child(task, request, env={**(kw.pop("env", None) or {}), **env}, **kw)
+    out.gate = rec
+    return out

@@ -1,0 +1,275 @@
+"""Per-config timing that the kernel under test cannot fool (child side).
+
+Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed_call``:
+
+* the next input set of the pool, redrawn with a fresh seed, its outputs poisoned (kopt.measure.trial):
+  the kernel never sees the same input values twice, nor the same buffers twice in a row;
+* on a GPU: persisting-L2 state reset (kopt.measure.l2), the L2 flushed (a 256 MB write, as
+  triton.testing.do_bench does), and a spin kernel queued so the host's launch latency stays
+  outside the CUDA events (nvbench's blocking kernel); then the events around the one call and a
+  device-wide synchronize; on the CPU (Triton interpreter), perf_counter around the call;
+* then the outputs of that very call are checked against the reference of its own inputs,
+  computed after the call (a kernel that skips work, finishes later, caches or replays fails).
+
+Also: torch.profiler's GPU time over all streams is compared with the event time (work on a
+stream the events do not see is caught), and patched timing or checking functions and leftover
+threads are detected (harness.Guard). CPU figures say nothing about GPU performance.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from kopt.measure.device import Guard
+from kopt.measure.faults import KernelFault
+from kopt.measure.l2 import PersistingL2
+from kopt.measure.trial import L2_FLUSH_BYTES, Trial
+from kopt.profilers import gpus as nvml
+from kopt.profilers import torchtrace
+
+_perf_counter = time.perf_counter
+_Event = torch.cuda.Event
+
+# Before each timed call the GPU is kept busy with a spin kernel (torch.cuda._sleep) while the host
+# enqueues the start event and the launch, as nvbench's "blocking kernel" does: otherwise, when the
+# GPU drains its queue (poison + flush) faster than Python launches the kernel, the host's launch
+# latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz.
+SPIN_CYCLES = 500_000
+THROTTLE_FRACTION = 0.75
+
+
+# The profiled calls must look like the timed ones: their event median within this fraction (plus
+# PROFILED_SLACK_US) of the timed median, and their host time within PROFILED_HOST_FACTOR times the
+# timed calls' plus the spin's length. Wide on purpose: the profiler slows the host's side of every
+# launch, and a kernel that synchronises inside its call carries that into its events (measured
+# on the H100: +6% on a GEMM that reads values back, +50-100% host time on tiny launches).
+PROFILED_EVENT_TOL = 0.25
+PROFILED_SLACK_US = 20.0
+PROFILED_HOST_FACTOR = 3.0
+
+
+@dataclass
+class Sample:
+    us: float  # the call on its clock: CUDA events on a GPU, perf_counter on the CPU
+    seed: int
+    set: int
+    host_us: float  # how long the call kept the host before returning (work the spin could hide)
+
+
+class Lab:
+    """What brackets a call on this device: the L2 flush buffer and the persisting-L2 reset."""
+
+    def __init__(self, device: str, flush_l2: bool):
+        self.device = device
+        self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if device == "cuda" and flush_l2 else None
+        self.l2 = PersistingL2(device)
+
+    def clear_caches(self) -> None:
+        self.l2.reset()
+        if self.flush is not None:
+            self.flush.zero_()
+
+
+def _range(name: str, on: bool):
+    from torch.profiler import record_function
+
+    return record_function(name) if on else contextlib.nullcontext()
+
+
+def timed_call(trial: Trial, lab: Lab, *, where: str, verify: bool = True, profiled: bool = False, on_enqueued=None) -> Sample:
+    """One call of the kernel, the way every call is made (see the module's docstring)."""
+    cuda = lab.device == "cuda"
+    with _range(torchtrace.PREP, profiled):
+        s = trial.prepare()
+        if cuda:
+            lab.clear_caches()
+            torch.cuda._sleep(SPIN_CYCLES)
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    if cuda:
+        start.record()
+    t0 = _perf_counter()
+    with _range(torchtrace.CALL, profiled):
+        ret = trial.call(s)
+    t1 = _perf_counter()
+    if cuda:
+        end.record()
+        if on_enqueued is not None:
+            on_enqueued()
+        torch.cuda.synchronize()  # device-wide: every stream's work must be done before the check
+    us = start.elapsed_time(end) * 1e3 if cuda else (t1 - t0) * 1e6
+    if verify:
+        with _range(torchtrace.PREP, profiled):
+            trial.check_or_raise(s, ret, where)
+    return Sample(us, s.seed, s.index, (t1 - t0) * 1e6)
+
+
+def _bus_id() -> str | None:
+    try:
+        p = torch.cuda.get_device_properties(0)
+        return f"{p.pci_domain_id:08x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
+    except Exception:  # noqa: BLE001 - older torch: NVML index 0
+        return None
+
+
+def _sample_count(trial: Trial, lab: Lab, opts: dict, key: str) -> int:
+    """Warm up (compile; the first call checked), then size the sample count from the warm-up times."""
+    if lab.device != "cuda":
+        for i in range(opts["cpu_warmup"]):
+            timed_call(trial, lab, where=f"config {key}, warm-up call {i}")
+        return int(opts["cpu_samples"])
+    t0, warm = _perf_counter(), []
+    while len(warm) < 3 or (_perf_counter() - t0) * 1e3 < opts["warmup_ms"]:
+        warm.append(timed_call(trial, lab, where=f"config {key}, warm-up call", verify=not warm).us)
+    est_ms = max(float(np.median(warm[1:])) / 1e3, 1e-4)
+    return int(min(opts["max_samples"], max(opts["min_samples"], math.ceil(opts["rep_ms"] / est_ms))))
+
+
+def whole_cycles(trial: Trial, n: int) -> int:
+    """``n`` rounded up to whole cycles through the input pool, which the next call starts: every
+    set is then called equally often (its buffers' placement weighs the same in the median). On
+    the CPU, where the interpreter's timings say nothing about placement, ``n`` stays."""
+    sets = len(trial.pool.sets) if trial.device == "cuda" else 1
+    trial.pool.new_cycle()
+    return -(-n // sets) * sets
+
+
+def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> list[Sample]:
+    n = whole_cycles(trial, n)
+    bus = _bus_id() if lab.device == "cuda" else None
+
+    def clock() -> None:  # the GPU is busy with the spin and the call: its clock under load
+        c = nvml.sm_clock_mhz(bus)
+        if c is not None:
+            clocks.append(c)
+
+    hook = clock if lab.device == "cuda" else None
+    return [timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None) for i in range(n)]
+
+
+def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[Sample]]:
+    """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler: the Chrome trace and
+    the calls' samples (seed, event and host time).
+
+    The harness's own work (draws, poisoning, flush, spin, reference, comparison) is launched inside
+    ``kopt::prep`` ranges, which torchtrace leaves out; what remains is the kernel's, on any stream."""
+    from torch.profiler import ProfilerActivity, profile
+
+    calls = whole_cycles(trial, calls)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        samples = [timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)]
+    prof.export_chrome_trace(trace_path)
+    return torchtrace.load(trace_path), samples
+
+
+def _null_event_us(n: int = 30) -> float:
+    """Median time of an empty event pair queued behind the same spin: the timer's own floor."""
+    out = []
+    for _ in range(n):
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        torch.cuda._sleep(SPIN_CYCLES)
+        start.record()
+        end.record()
+        torch.cuda.synchronize()
+        out.append(start.elapsed_time(end) * 1e3)
+    return float(np.median(out))
+
+
+def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Guard) -> dict:
+    key = item["key"]
+    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="bench", max_sets=int(opts.get("pool_sets", 8)))
+    lab = Lab(device, bool(opts.get("flush_l2", True)))
+    clocks: list[int] = []
+    samples = _samples(trial, lab, _sample_count(trial, lab, opts, key), key, clocks)
+    arr = np.asarray([s.us for s in samples])
+    rec = {
+        "config": item["config"],
+        "key": key,
+        "class": item["class"],
+        "median_us": float(np.median(arr)),
+        "host_us": float(np.median([s.host_us for s in samples])),
+        "p20_us": float(np.percentile(arr, 20)),
+        "p80_us": float(np.percentile(arr, 80)),
+        "n_samples": len(samples),
+        "method": ("cuda-events" + ("+l2-flush" if lab.flush is not None else "")) if device == "cuda" else "cpu-interpreter",
+        "samples": [{"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples],
+        "inputs": trial.record(),
+        "l2_persisting_reset": lab.l2.record(),
+    }
+    if device == "cuda":
+        rec.update(_clock_record(clocks))
+        rec.update(_profiler_record(trial, lab, opts, rec))
+    rec["inputs"]["pool"] = trial.pool.record()  # after every draw
+    rec.update(_rates(ref, item["config"], rec["median_us"]))
+    return rec
+
+
+def _clock_record(clocks: list[int]) -> dict:
+    max_clk = nvml.sm_clock_mhz(_bus_id(), maximum=True)
+    med_clk = float(np.median(clocks)) if clocks else None
+    # a clock under 75% of its maximum while the kernel runs: the figures are throttled
+    throttled = bool(med_clk is not None and max_clk and med_clk < THROTTLE_FRACTION * max_clk)
+    return {"sm_clock_mhz": med_clk, "sm_clock_max_mhz": max_clk, "throttled": throttled}
+
+
+def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
+    """The profiler's GPU time per call (median over ``profile_calls``), and the hidden-stream check."""
+    import tempfile
+
+    out = {"event_null_us": _null_event_us(), "profiled_seeds": []}
+    calls = int(opts.get("profile_calls", 50))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            trace, prof_samples = profiled_calls(trial, lab, calls, f"{tmp}/trace.json")
+        out["profiled_seeds"] = [x.seed for x in prof_samples]
+        out["profiled_event_us"] = float(np.median([x.us for x in prof_samples]))
+        out["profiled_host_us"] = float(np.median([x.host_us for x in prof_samples]))
+        prof_us = torchtrace.gpu_us_per_call(trace, len(prof_samples))
+        if prof_us is None:
+            out["profiler_note"] = "the profiler recorded no GPU work for the kernel"
+    except KernelFault:
+        raise
+    except Exception as e:  # the profiler is a cross-check; its absence is recorded, not fatal
+        prof_us, out["profiler_note"] = None, f"profiler unavailable: {type(e).__name__}: {e}"
+    out["profiler_us"] = prof_us
+    _same_under_profiler(rec, out)
+    # Honest work on the timed stream runs between the events, so its GPU time is at most the
+    # event time minus the empty event pair's; more means work the events did not bracket.
+    bracketed = max(rec["median_us"] - out["event_null_us"], 0.0)
+    if prof_us is not None and prof_us > 1.25 * bracketed + 0.5:
+        raise KernelFault(
+            f"config {rec['key']}: the profiler saw {prof_us:.2f} us of GPU work per call but the timed stream "
+            f"only {bracketed:.2f} us ({rec['median_us']:.2f} us minus the empty event pair's "
+            f"{out['event_null_us']:.2f} us): the kernel works on a stream the timer does not see"
+        )
+    return out
+
+
+def _same_under_profiler(rec: dict, out: dict) -> None:
+    """The GPU time that decides comes from the profiled calls: they must behave as the timed ones
+    (a kernel can tell that the profiler runs, and could move work where it does not look)."""
+    if "profiled_event_us" not in out:
+        return
+    ev, host = out["profiled_event_us"], out["profiled_host_us"]
+    spin_us = SPIN_CYCLES / 2e3  # cycles at about 2 GHz
+    ev_ok = abs(ev - rec["median_us"]) <= PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
+    if not ev_ok or host > PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
+        raise KernelFault(
+            f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
+            f"{host:.2f} us, the timed calls {rec['median_us']:.2f} us and {rec['host_us']:.2f} us: a kernel must "
+            "behave the same whether it is profiled or not"
+        )
+
+
+def _rates(ref, cfg: dict, median_us: float) -> dict:
+    flops, nbytes = getattr(ref, "flops", None), getattr(ref, "bytes_moved", None)
+    f = float(flops(**cfg)) if callable(flops) else None
+    b = float(nbytes(**cfg)) if callable(nbytes) else None
+    sec = median_us * 1e-6
+    return {"flops": f, "bytes": b, "tflops": f / sec / 1e12 if f is not None else None, "gbps": b / sec / 1e9 if b is not None else None}

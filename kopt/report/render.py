@@ -1,0 +1,33 @@
+"""Jinja2 rendering of Markdown reports from result data (pure: no torch)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import jinja2
+
+
+def fmt(x, digits: int = 3) -> str:
+    if x is None or x != x:  # None or NaN
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}" if abs(x) < 1e-3 or abs(x) >= 1e6 else f"{x:.{digits}f}".rstrip("0").rstrip(".")
+    return str(x)
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("kopt.report", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["fmt"] = fmt
+    env.filters["sci"] = lambda x: "-" if x is None else f"{x:.2e}"
+    return env
+
+
+def render(template: str, **ctx) -> str:
+    return _env().get_template(template).render(**ctx)

@@ -1,0 +1,109 @@
+"""What every step shares: the child request built from the workspace, the records of a child's
+outcome per config, the bench.csv columns, JSON output, logs and one-line faults."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+from kopt.workspace.provenance import StaleResult
+from kopt.workspace.target import Workspace, WorkspaceError, config_class, config_key
+
+
+def config_items(ws: Workspace, configs: list[dict]) -> list[dict]:
+    return [
+        {
+            "config": c,
+            "key": config_key(c),
+            "class": config_class(c, ws.class_by),
+            "tol": ws.tolerance(c),
+            "tolerances": ws.tolerances,
+        }
+        for c in configs
+    ]
+
+
+def child_request(ws: Workspace, kernel: str, params: dict, impl: str | None = None) -> dict:
+    return {
+        "ref": str(ws.ref),
+        "kernel": f"torch:{impl}" if impl else str(kernel),
+        "device": params.get("device", "auto"),
+        "seeds": ws.seeds,
+        "configs_by_device": {"cpu": config_items(ws, ws.cpu_configs), "cuda": config_items(ws, ws.configs)},
+        "opts": params.get("bench", {}),
+        "inputs": params.get("inputs", {}),
+    }
+
+
+def write_json(path: str | Path, obj) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(obj, indent=2, default=str) + "\n")
+
+
+def records_of(outcome, request: dict) -> tuple[str, list[dict], str | None, dict | None]:
+    """Records per config (finished, failed, not run), the overall error, and the child's env."""
+    result = outcome.result or {}
+    records = result.get("configs") or list(outcome.records)
+    device = result.get("device") or outcome.device
+    done = {r["key"] for r in records}
+    err = None if outcome.ok else outcome.error
+    # the configs the child would have run (on the device it chose, or was told to use)
+    items = request["configs_by_device"]["cpu" if (device or request["device"]) == "cpu" else "cuda"]
+    failing = outcome.current.removeprefix("config ") if outcome.current else None
+    for it in items:
+        if it["key"] in done:
+            continue
+        if it["key"] == failing:
+            records.append({**it, "result": "FAILED", "reason": err, "seeds": []})
+        else:
+            records.append({**it, "result": "NOT RUN", "reason": None, "seeds": []})
+    return device or request["device"], records, err, result.get("env")
+
+
+BENCH_COLUMNS = [
+    "config_key",
+    "config_class",
+    "status",
+    "median_us",
+    "host_us",
+    "p20_us",
+    "p80_us",
+    "n_samples",
+    "gbps",
+    "tflops",
+    "flops",
+    "bytes",
+    "profiler_us",
+    "event_null_us",
+    "profiled_event_us",
+    "profiled_host_us",
+    "sm_clock_mhz",
+    "throttled",
+    "device",
+    "method",
+    "error",
+]
+
+
+@contextmanager
+def one_line_faults():
+    """A workspace fault or a stale input fails the job with one line on the terminal (kopt: ...)."""
+    try:
+        yield
+    except (WorkspaceError, StaleResult) as e:
+        print(f"kopt: {e}")
+        sys.__stderr__.write(f"kopt: {e}\n")
+        raise SystemExit(1) from None
+
+
+def redirect_log(path: str):
+    """Send a rule script's stdout/stderr to its ``log:`` file."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    f = open(path, "w", buffering=1)
+    sys.stdout = sys.stderr = f
+    return f
+
+def config_columns(item: dict) -> dict:
+    return {**item["config"], "config_key": item["key"], "config_class": item["class"]}

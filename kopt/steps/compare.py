@@ -1,0 +1,167 @@
+"""Rules `compare` and `state` (rules/compare.smk): one version's records folded into the
+decision chain, and results/state.json after the last version."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from kopt.loop import decide as dec
+from kopt.loop.state import summary
+from kopt.steps.common import BENCH_COLUMNS, write_json
+from kopt.workspace.provenance import hashes, now
+from kopt.workspace.target import load_workspace
+
+
+def candidate(
+    version: str, correctness_json: str, df: pd.DataFrame, meta: dict, kernel: str, bottleneck: dict | None = None
+) -> dec.Candidate:
+    corr = json.loads(Path(correctness_json).read_text())
+    tc = meta.get("target_class", "all")
+    tcs = [tc] if isinstance(tc, str) else list(tc)
+    status, reason = corr["status"], corr["error"]
+    if status == "pass":
+        failed = df[df["status"] != "ok"]
+        if len(failed) or df["median_us"].isna().any() or (df["median_us"] <= 0).any():
+            status = "failed"
+            reason = str(failed["error"].iloc[0]) if len(failed) else "benchmark produced no valid median"
+    ok = status == "pass"
+    evidence = not (len(df) and (df["method"] == "cpu-interpreter").any())
+    gate_timeout = bool(reason and str(reason).startswith("gate:"))
+    routes = None
+    if meta.get("dispatch"):
+        from kopt.workspace.target import route_for
+
+        cols = [c for c in df.columns if c not in BENCH_COLUMNS]
+        routes = {r.config_key: route_for(meta["dispatch"], {c: getattr(r, c) for c in cols}) for r in df.itertuples()}
+    return dec.Candidate(
+        repair_of=meta.get("repair_of"),
+        masked=bool(meta.get("masked", False)),
+        override=meta.get("override"),
+        routes=routes,
+        gate_timeout=gate_timeout,
+        version=version,
+        status="ok" if ok else status,
+        reason=reason,
+        medians={r.config_key: float(r.median_us) for r in df.itertuples()} if ok else {},
+        class_of={r.config_key: r.config_class for r in df.itertuples()},
+        target_classes=None if "all" in tcs else tcs,
+        hypothesis=meta.get("hypothesis", ""),
+        files=[kernel],
+        gpu_us={r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0}
+        if ok and "profiler_us" in df
+        else {},
+        target_reached={c["class"]: bool(c["target_reached"]) for c in bottleneck["classes"]}
+        if ok and evidence and bottleneck and bottleneck.get("status") == "ok"
+        else None,
+        evidence=bool(evidence),
+    )
+
+
+def compare(
+    *,
+    version: str,
+    target: str,
+    kernel: str,
+    meta_yaml: str,
+    correctness_json: str,
+    bench_csv: str,
+    prev_compare: str | None,
+    out_json: str,
+    params: dict,
+    bottleneck_json: str | None = None,
+    parent_kernel: str | None = None,
+    parent_bottleneck: str | None = None,
+) -> dict:
+    ws = load_workspace(Path(target).parent, versions=False)
+    state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
+    df = pd.read_csv(bench_csv)
+    bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
+    meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
+    cand = candidate(version, correctness_json, df, meta, kernel, bneck)
+    p = dec.Params(
+        params["noise_pct"],
+        params["max_consecutive_regressions"],
+        params.get("trend_floor_pct", 0.0),
+        params.get("review_speedup", 10.0),
+    )
+    comp, _ = dec.decide(state, cand, p)
+    comp["device"] = str(df["device"].iloc[0]) if len(df) else None
+    comp["method"] = str(df["method"].iloc[0]) if len(df) else None
+    comp["hypothesis"] = cand.hypothesis
+    comp["target_classes"] = cand.target_classes or "all"
+    if bneck and bneck.get("status") == "ok":
+        comp["roofline"] = {
+            c["class"]: {"fraction_min": c["roofline_fraction_min"], "target_reached": c["target_reached"], "bottleneck": c["bottleneck"]}
+            for c in bneck["classes"]
+        }
+    comp["diff"] = diff_size(kernel, parent_kernel)
+    comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
+    gpu = ((json.loads(Path(correctness_json).read_text()).get("provenance") or {}).get("env") or {}).get("gpu")
+    comp["experience"] = _experience_entry(comp, ws, df, parent_bottleneck, meta.get("strategy"), gpu)
+    write_json(out_json, _clean(comp))
+    return comp
+
+
+def diff_size(kernel: str, parent: str | None) -> dict | None:
+    """Lines changed against the parent's kernel: one idea per version cannot be checked, but a
+    reviewer sees how big the change is."""
+    import difflib
+
+    if not parent or not Path(parent).is_file() or Path(kernel).suffix != ".py" or Path(parent).suffix != ".py":
+        return None
+    a, b = Path(parent).read_text().splitlines(), Path(kernel).read_text().splitlines()
+    added = removed = 0
+    for line in difflib.unified_diff(a, b, lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            added += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            removed += 1
+    return {"parent": str(parent), "lines_added": added, "lines_removed": removed, "lines_changed": added + removed}
+
+
+def _experience_entry(
+    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None, gpu: str | None
+) -> dict:
+    """This comparison as an experience-log entry (rule `experience` collects them into the
+    project's store); CPU-interpreter timings teach nothing, so they give none."""
+    from kopt.loop.experience import entry_from_comparison
+
+    if comp.get("evidence"):
+        return {"skipped": comp["evidence"]}
+    bn = "unknown"
+    if parent_bottleneck and Path(parent_bottleneck).is_file():
+        classes = json.loads(Path(parent_bottleneck).read_text()).get("classes", [])
+        targets = comp.get("target_classes")
+        pick = [c for c in classes if targets == "all" or c["class"] in (targets or [])] or classes
+        if pick:
+            names = [c["bottleneck"] for c in pick]
+            bn = max(set(names), key=names.count)
+    # the GPU's name (also for a version that was never benchmarked), else the device column
+    chip = gpu or (str(df["device"].iloc[0]) if len(df) else "cpu")
+    entry = entry_from_comparison(
+        comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=strategy, workspace=str(ws.root)
+    )
+    return {"entry": entry}
+
+
+def _clean(obj):
+    """JSON has no NaN: write null instead."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def write_state(last_compare: str, out_json: str) -> dict:
+    """results/state.json: the loop state after the last version."""
+    doc = {**summary(json.loads(Path(last_compare).read_text())), "created": now()}
+    write_json(out_json, doc)
+    return doc

@@ -1,0 +1,227 @@
+"""Rules `profile` and `bottleneck` (rules/profile.smk): one profiled run of a version, then its
+roofline and bottleneck per config class with next directions. A misbehaving kernel becomes data
+(status failed), never an exception."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from kopt.analysis import bottleneck as bn
+from kopt.analysis import registry as hw
+from kopt.analysis.roofline import point
+from kopt.measure.runner import run_gated
+from kopt.profilers import ncu, rocprof
+from kopt.steps.common import BENCH_COLUMNS, child_request, write_json
+from kopt.workspace.provenance import hashes, now
+from kopt.workspace.target import load_workspace
+
+
+def choose_backend(requested: str, device: str) -> str:
+    if device == "cpu":
+        return "cpu-interpreter"
+    if requested != "auto":
+        return requested
+    if shutil.which("ncu"):
+        return "ncu"
+    if shutil.which("rocprofv3"):
+        return "rocprofv3"
+    return "torch"
+
+
+def profile(
+    *, version: str, target: str, kernel: str, correctness_json: str, out_dir: str, asm_dir: str, log: str, settings: dict
+) -> dict:
+    ws = load_workspace(Path(target).parent, versions=False)
+    out, asm = Path(out_dir), Path(asm_dir)
+    raw = out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    asm.mkdir(parents=True, exist_ok=True)
+    corr = json.loads(Path(correctness_json).read_text())
+    doc: dict = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "triton": []}
+    prov = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
+    if corr["status"] != "pass":
+        doc.update(status="skipped", error=f"not profiled: correctness {corr['status']}: {corr['error']}")
+        doc["provenance"] = prov
+        write_json(out / "profile.json", doc)
+        return doc
+    req = {**child_request(ws, kernel, settings), "raw_dir": str(raw), "asm_dir": str(asm), "calls": settings["calls"]}
+    outcome = run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
+    if not outcome.ok:
+        doc.update(status="failed", error=outcome.error)
+        doc["provenance"] = prov
+        write_json(out / "profile.json", doc)
+        return doc
+    res = outcome.result
+    device = res["device"]
+    backend = choose_backend(settings["profiler"], device)
+    doc.update(device=device, gpu=res["env"].get("gpu"), backend=backend, triton=res["triton"])
+    classes = res["classes"]
+    for c in classes:
+        c["hottest"] = c["kernels"][0] if c.get("kernels") else None
+        c["counters"] = None
+    tool_note = None
+    if backend == "ncu":
+        tool_note = _run_ncu(req, res, classes, raw, log, settings)
+    elif backend == "rocprofv3":
+        tool_note = _run_rocprof(req, res, classes, raw, log, settings)
+    for c in classes:
+        h = c.get("hottest") or {}
+        k = c.get("counters") or {}
+        t = _triton_spec(res["triton"], h, k)
+        c["resources"] = {
+            "registers_per_thread": k.get("registers_per_thread") or h.get("registers_per_thread") or t.get("n_regs"),
+            "spills": t.get("n_spills"),
+            "shared_memory_bytes": k.get("shared_memory_per_block_bytes")
+            if k.get("shared_memory_per_block_bytes") is not None
+            else (h.get("shared_memory_bytes") if h.get("shared_memory_bytes") is not None else t.get("shared_bytes")),
+            "warps": t.get("num_warps") or k.get("warps_per_block"),
+            "stages": t.get("num_stages"),
+        }
+    doc["classes"] = classes
+    doc["tool_note"] = tool_note
+    doc["raw_files"] = sorted(p.name for p in raw.iterdir())
+    doc["asm_files"] = sorted(p.name for p in asm.iterdir())
+    doc["provenance"] = {**prov, "env": res["env"], "gate": outcome.gate}
+    write_json(out / "profile.json", doc)
+    return doc
+
+
+def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
+    """The compiled specialisation that ran: same name, and the launch's warps and registers."""
+    same = [m for m in specs if m["name"] == hottest.get("name")] or (specs if len(specs) == 1 else [])
+    block = hottest.get("block") or []
+    threads = 1
+    for b in block:
+        threads *= int(b)
+    regs = counters.get("registers_per_thread") or hottest.get("registers_per_thread")
+
+    def score(m):
+        return (m.get("num_warps") is not None and m["num_warps"] * 32 == threads) + (m.get("n_regs") == regs)
+
+    return max(same, key=score) if same else {}
+
+
+def _run_ncu(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
+    names = sorted({c["hottest"]["name"] for c in classes if c.get("hottest")})
+    regex = "|".join(re.escape(n) for n in names) or None
+    csv_path = raw / "ncu_details.csv"
+    wrapper = ncu.command(settings.get("ncu", "ncu"), str(csv_path), regex)
+    (raw / "ncu_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child ncu_calls ...\n")
+    outcome = run_gated(
+        "ncu_calls", {**req, "items": res["items"]}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
+    )
+    if not outcome.ok:
+        return f"Nsight Compute run failed ({outcome.error}); torch.profiler figures only"
+    try:
+        launches = ncu.parse(csv_path.read_text())
+    except (OSError, ValueError) as e:
+        return f"Nsight Compute output unreadable ({e}); torch.profiler figures only"
+    n = len(classes)
+    if not launches or len(launches) % n:
+        return f"Nsight Compute profiled {len(launches)} launches for {n} classes; not assigned to classes"
+    per = len(launches) // n
+    for i, c in enumerate(classes):
+        mine = launches[i * per : (i + 1) * per]
+        c["counters"] = max(mine, key=lambda ln: ln.get("duration_us") or 0.0)
+        c["ncu_launches"] = len(mine)
+    return None
+
+
+def _run_rocprof(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
+    out = raw / "rocprofv3"
+    wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(out), settings.get("pmc") or None)
+    outcome = run_gated(
+        "ncu_calls", {**req, "items": res["items"]}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
+    )
+    if not outcome.ok:
+        return f"rocprofv3 run failed ({outcome.error}); torch.profiler figures only"
+    traces = sorted(out.rglob("*kernel_trace.csv"))
+    if not traces:
+        return "rocprofv3 wrote no kernel_trace.csv; torch.profiler figures only"
+    kernels = rocprof.parse_kernel_trace(traces[0].read_text())
+    for c in classes:
+        h = (c.get("hottest") or {}).get("name")
+        match = next((k for k in kernels if k["name"] == h), kernels[0] if kernels else None)
+        c["amd_resources"] = match
+    return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name"
+
+
+def bottleneck(
+    *, version: str, profile_json: str, bench_csv: str, hardware_json: str, out_json: str, settings: dict
+) -> dict:
+    prof = json.loads(Path(profile_json).read_text())
+    hwd = json.loads(Path(hardware_json).read_text())
+    ceil = hwd["ceilings"]
+    df = pd.read_csv(bench_csv)
+    target = settings["target_fraction"]
+    doc: dict = {
+        "version": version,
+        "status": "ok",
+        "gpu": hwd["gpu"],
+        "ceilings": ceil,
+        "target_fraction": target,
+        "classes": [],
+        "provenance": {"created": now(), "settings": settings},
+    }
+    if prof["status"] != "ok" or (df["status"] != "ok").any():
+        doc.update(status="skipped", reason=prof.get("error") or "benchmark did not pass")
+        write_json(out_json, doc)
+        return doc
+    cfg_cols = [c for c in df.columns if c not in BENCH_COLUMNS]
+    prof_by_class = {c["class"]: c for c in prof["classes"]}
+    for cls, rows in df.groupby("config_class", sort=False):
+        points = []
+        for r in rows.itertuples():
+            cfg = {c: getattr(r, c) for c in cfg_cols}
+            gpu_us = r.profiler_us if pd.notna(r.profiler_us) else None
+            t = gpu_us or r.median_us
+            p = point(
+                flops=r.flops if pd.notna(r.flops) else None,
+                nbytes=r.bytes if pd.notna(r.bytes) else None,
+                time_us=float(t),
+                peak_tflops=hw.peak_for(ceil, cfg),
+                peak_gbps=ceil["memory_gbps"],
+                target_fraction=target,
+            )
+            p.update(config_key=r.config_key, time_basis="profiler" if gpu_us else "script")
+            points.append(p)
+        pc = prof_by_class.get(cls, {})
+        fracs = [p["fraction"] for p in points if p["fraction"] is not None]
+        worst = min(fracs) if fracs else None
+        k = pc.get("counters")
+        if k and k.get("sm_throughput_pct") is not None and k.get("memory_throughput_pct") is not None:
+            verdict = bn.classify_counters(
+                sm_pct=k["sm_throughput_pct"],
+                mem_pct=k["memory_throughput_pct"],
+                theoretical_occupancy_pct=k.get("theoretical_occupancy_pct"),
+                occupancy_limiter=k.get("occupancy_limiter"),
+                waves_per_sm=k.get("waves_per_sm"),
+            )
+        else:
+            profiled = next((p for p in points if p["config_key"] == pc.get("key")), points[-1])
+            verdict = bn.classify_roofline(fraction=profiled["fraction"], side=profiled["side"])
+        doc["classes"].append(
+            {
+                "class": cls,
+                "bottleneck": verdict["class"],
+                "evidence": verdict["evidence"],
+                "why": verdict["why"],
+                "numbers": verdict["numbers"],
+                "hottest_kernel": (pc.get("hottest") or {}).get("name"),
+                "profiled_config": pc.get("key"),
+                "roofline": points,
+                "roofline_fraction_min": worst,
+                "target_reached": worst is not None and worst >= target,
+                "next_directions": bn.next_directions(verdict["class"], "triton"),
+                "rules": (k or {}).get("rules", []),
+                "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
+            }
+        )
+    doc["target_reached_all"] = bool(doc["classes"]) and all(c["target_reached"] for c in doc["classes"])
+    write_json(out_json, doc)
+    return doc

@@ -1,0 +1,322 @@
+"""Load and validate a target workspace: target.yaml, ref.py, kernels/vN.{py,yaml}.
+
+Pure: yaml + jsonschema only, so the Snakefile can call it at DAG-build time for free.
+Every problem is raised as a WorkspaceError whose message is one line naming the file and
+the field, e.g. ``examples/x/target.yaml: configs[2].M: 'big' is not of type 'integer'``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+VERSION_RE = re.compile(r"^v(0|[1-9][0-9]*)$")
+ALL = "all"
+
+
+class WorkspaceError(ValueError):
+    """A malformed workspace; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Version:
+    name: str  # "v3"
+    number: int  # 3
+    kernel: Path  # kernels/v3.py
+    meta_path: Path  # kernels/v3.yaml
+    meta: dict[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def parent(self) -> str | None:
+        return self.meta.get("parent")
+
+    @property
+    def hypothesis(self) -> str:
+        return self.meta.get("hypothesis", "")
+
+    @property
+    def target_classes(self) -> list[str] | None:
+        """The targeted config classes, or None for all."""
+        tc = self.meta.get("target_class", ALL)
+        tcs = [tc] if isinstance(tc, str) else list(tc)
+        return None if ALL in tcs else tcs
+
+    @property
+    def kind(self) -> str:
+        """triton (kernels/vN.py) or dispatch (kernels/vN.yaml routes configs to earlier versions)."""
+        return "dispatch" if self.meta.get("dispatch") else "triton"
+
+    @property
+    def repair_of(self) -> str | None:
+        return self.meta.get("repair_of")
+
+    @property
+    def masked(self) -> bool:
+        return bool(self.meta.get("masked", False))
+
+    @property
+    def routes(self) -> list[dict]:
+        return list(self.meta.get("dispatch") or [])
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    name: str
+    configs: list[dict[str, Any]]
+    cpu_configs: list[dict[str, Any]]
+    class_by: list[str]
+    tolerances: dict[str, dict[str, float]]
+    seeds: int
+    dtype_column: str
+    versions: list[Version]
+
+    @property
+    def ref(self) -> Path:
+        return self.root / "ref.py"
+
+    @property
+    def target(self) -> Path:
+        return self.root / "target.yaml"
+
+    def version(self, name: str) -> Version:
+        for v in self.versions:
+            if v.name == name:
+                return v
+        raise WorkspaceError(f"{self.root / 'kernels'}: no version {name}")
+
+    def classes(self, configs: list[dict[str, Any]] | None = None) -> list[str]:
+        """Config classes in first-seen order."""
+        seen: dict[str, None] = {}
+        for c in configs if configs is not None else self.configs + self.cpu_configs:
+            seen.setdefault(config_class(c, self.class_by), None)
+        return list(seen)
+
+    def configs_for(self, device: str) -> list[dict[str, Any]]:
+        return self.cpu_configs if device == "cpu" else self.configs
+
+    def tolerance(self, cfg: dict[str, Any]) -> dict[str, float]:
+        return self.tolerances[str(cfg.get(self.dtype_column, "default"))]
+
+
+def config_key(cfg: dict[str, Any]) -> str:
+    """A stable, readable id of one config: 'M=4096,N=1024,dtype=float32'."""
+    return ",".join(f"{k}={cfg[k]}" for k in cfg)
+
+
+def config_class(cfg: dict[str, Any], class_by: list[str]) -> str:
+    return ",".join(f"{k}={cfg[k]}" for k in class_by)
+
+
+@lru_cache(maxsize=None)
+def _schema(name: str) -> dict:
+    text = resources.files("kopt.workspace").joinpath("schemas", name).read_text()
+    return yaml.safe_load(text)
+
+
+def _where(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def validate(data: Any, schema_name: str, file: Path) -> dict:
+    """Validate ``data`` against a bundled schema, fill defaults, and raise one clear line."""
+    schema = _schema(schema_name)
+    validator = jsonschema.Draft7Validator(schema)
+    err = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if err is not None:
+        raise WorkspaceError(f"{file}: {_where(err.absolute_path)}: {err.message}")
+    for key, spec in schema.get("properties", {}).items():
+        if "default" in spec and key not in data:
+            data[key] = spec["default"]
+    return data
+
+
+def _read_yaml(file: Path) -> Any:
+    if not file.is_file():
+        raise WorkspaceError(f"{file}: file is missing")
+    try:
+        return yaml.safe_load(file.read_text())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "(parse)"
+        raise WorkspaceError(f"{file}: {where}: not valid YAML ({getattr(e, 'problem', e)})") from None
+
+
+def load_target(root: Path) -> dict:
+    file = root / "target.yaml"
+    data = _read_yaml(file)
+    if not isinstance(data, dict):
+        raise WorkspaceError(f"{file}: (top level): must be a mapping, got {type(data).__name__}")
+    validate(data, "target.schema.yaml", file)
+    for listname in ("configs", "cpu_configs"):
+        keys = None
+        for i, cfg in enumerate(data[listname]):
+            for col in data["class_by"]:
+                if col not in cfg:
+                    raise WorkspaceError(f"{file}: {listname}[{i}]: lacks class_by column '{col}'")
+            dt = str(cfg.get(data["dtype_column"], "default"))
+            if dt not in data["tolerances"]:
+                raise WorkspaceError(
+                    f"{file}: {listname}[{i}].{data['dtype_column']}: no tolerance for dtype '{dt}' "
+                    f"(tolerances has {sorted(data['tolerances'])})"
+                )
+            if keys is None:
+                keys = list(cfg)
+            elif list(cfg) != keys:
+                raise WorkspaceError(
+                    f"{file}: {listname}[{i}]: columns {list(cfg)} differ from {listname}[0]'s {keys}"
+                )
+        dup = _first_duplicate(config_key(c) for c in data[listname])
+        if dup:
+            raise WorkspaceError(f"{file}: {listname}: config {dup} appears twice")
+    return data
+
+
+def _first_duplicate(items) -> str | None:
+    seen = set()
+    for x in items:
+        if x in seen:
+            return x
+        seen.add(x)
+    return None
+
+
+def _check_dispatch(meta: dict, meta_path: Path, n: int, configs: list[dict]) -> None:
+    routes = meta.get("dispatch") or []
+    columns = {k for cfg in configs for k in cfg}
+    for i, r in enumerate(routes):
+        if int(r["use"][1:]) >= n:
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}].use: {r['use']} is not an earlier version")
+        last = i == len(routes) - 1
+        if last and "when" in r:
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}]: the last entry is the default (no 'when')")
+        if not last and "when" not in r:
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}]: only the last entry may omit 'when'")
+        for col in r.get("when", {}):
+            if columns and col not in columns:
+                raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: '{col}' is not a config column {sorted(columns)}")
+        if configs and "when" in r and not any(_matches(r["when"], c) for c in configs):
+            raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: {r['when']} matches no config of target.yaml")
+
+
+def kernel_files(kernel: str | Path) -> list[Path]:
+    """Every file a version runs: its kernel and, for a dispatching version (kernels/vN.yaml),
+    the kernels its routes use, followed through (a routed vK is kernels/vK.py, or vK.yaml when
+    it dispatches too)."""
+    out, todo = [], [Path(kernel)]
+    while todo:
+        k = todo.pop()
+        if k in out:
+            continue
+        out.append(k)
+        if k.suffix == ".yaml":
+            for r in (_read_yaml(k) or {}).get("dispatch") or []:
+                py = k.parent / f"{r['use']}.py"
+                todo.append(py if py.is_file() else k.parent / f"{r['use']}.yaml")
+    return sorted(out)
+
+
+def discover_versions(root: Path, classes: list[str], configs: list[dict] | None = None) -> list[Version]:
+    configs = configs or []
+    kdir = root / "kernels"
+    if not kdir.is_dir():
+        raise WorkspaceError(f"{kdir}: folder is missing (it holds kernels/v0.py, v0.yaml, ...)")
+    numbers: dict[int, Path] = {}
+    for p in sorted(kdir.iterdir()):
+        if p.suffix not in (".py", ".yaml") or p.name.startswith(("_", ".")):
+            continue
+        if not VERSION_RE.match(p.stem):
+            raise WorkspaceError(f"{p}: not a version name (expected v0, v1, ... without leading zeros)")
+        numbers.setdefault(int(p.stem[1:]), p)
+    if 0 not in numbers:
+        raise WorkspaceError(f"{kdir / 'v0.py'}: file is missing (v0 is the baseline)")
+    versions = []
+    for n in range(max(numbers) + 1):
+        kernel, meta_path = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
+        if n not in numbers:
+            raise WorkspaceError(f"{kernel}: file is missing (versions must be numbered without gaps)")
+        if n > 0 and not meta_path.is_file():
+            raise WorkspaceError(
+                f"{meta_path}: file is missing (every version but v0 needs hypothesis, rationale and expected)"
+            )
+        meta = _read_yaml(meta_path) if meta_path.is_file() else None
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            raise WorkspaceError(f"{meta_path}: (top level): must be a mapping")
+        validate(meta, "version.schema.yaml", meta_path)
+        if meta.get("dispatch"):
+            if kernel.is_file():
+                raise WorkspaceError(f"{meta_path}: dispatch: a dispatching version has no {kernel.name} (remove one)")
+            kernel = meta_path  # the composed kernel is described by the metadata
+        elif not kernel.is_file():
+            raise WorkspaceError(f"{kernel}: file is missing (its metadata {meta_path.name} exists)")
+        if n > 0:
+            for key in ("hypothesis", "rationale", "expected"):
+                val = str(meta.get(key) or "").strip()
+                if not val or val.upper().startswith("TODO"):
+                    raise WorkspaceError(f"{meta_path}: {key}: required for every version but v0 (write it, not TODO)")
+        for key in ("parent", "repair_of"):
+            ref = meta.get(key)
+            if ref is not None and int(ref[1:]) >= n:
+                raise WorkspaceError(f"{meta_path}: {key}: {ref} is not an earlier version")
+        _check_dispatch(meta, meta_path, n, configs)
+        v = Version(f"v{n}", n, kernel, meta_path, meta)
+        for tc in v.target_classes or []:
+            if tc not in classes:
+                raise WorkspaceError(f"{meta_path}: target_class: '{tc}' is not a config class {classes}")
+        versions.append(v)
+    return versions
+
+
+def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
+    """Load a workspace; ``versions=False`` reads only ref.py's presence and target.yaml (what a
+    rule job may read: its declared inputs), not every kernels/vN.yaml."""
+    root = Path(path)
+    if not root.is_dir():
+        raise WorkspaceError(f"{root}: workspace folder does not exist")
+    if not (root / "ref.py").is_file():
+        raise WorkspaceError(f"{root / 'ref.py'}: file is missing (it defines setup() and reference())")
+    t = load_target(root)
+    all_classes = []
+    for cfg in t["configs"] + t["cpu_configs"]:
+        c = config_class(cfg, t["class_by"])
+        if c not in all_classes:
+            all_classes.append(c)
+    found = discover_versions(root, all_classes, t["configs"] + t["cpu_configs"]) if versions else []
+    return Workspace(
+        root=root,
+        name=t.get("name", root.name),
+        configs=t["configs"],
+        cpu_configs=t["cpu_configs"],
+        class_by=t["class_by"],
+        tolerances=t["tolerances"],
+        seeds=t["seeds"],
+        dtype_column=t["dtype_column"],
+        versions=found,
+    )
+
+
+def _matches(when: dict, cfg: dict) -> bool:
+    return all(cfg.get(col) in (vals if isinstance(vals, list) else [vals]) for col, vals in when.items())
+
+
+def route_for(routes: list[dict], cfg: dict) -> str:
+    """The version a dispatching version sends config ``cfg`` to (the first route that matches)."""
+    for r in routes:
+        when = r.get("when")
+        if when is None:
+            return r["use"]
+        if _matches(when, cfg):
+            return r["use"]
+    raise WorkspaceError(f"no dispatch route for {cfg} (the last entry must be a default)")

@@ -1,0 +1,59 @@
+"""The package's import graph runs one way, down the data flow, and only measure/ imports torch."""
+
+import ast
+from pathlib import Path
+
+KOPT = Path(__file__).resolve().parents[1] / "kopt"
+# each package may import only the ones before it (and itself)
+LAYERS = ["workspace", "profilers", "analysis", "loop", "measure", "report", "steps", "cli"]
+TORCH = {"torch", "triton"}
+
+
+def imports(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out += [node.module] if node.module != "kopt" else [f"kopt.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+    return out
+
+
+def package_of(path: Path) -> str:
+    return path.relative_to(KOPT).parts[0].removesuffix(".py")
+
+
+def test_every_module_is_in_a_layer():
+    found = {package_of(p) for p in KOPT.rglob("*.py")} - {"__init__"}
+    assert found == set(LAYERS)
+
+
+def test_imports_only_go_down():
+    wrong = []
+    for p in KOPT.rglob("*.py"):
+        pkg = package_of(p)
+        if pkg == "__init__":
+            continue
+        for mod in imports(p):
+            parts = mod.split(".")
+            if parts[0] == "kopt" and len(parts) > 1 and parts[1] in LAYERS:
+                if LAYERS.index(parts[1]) > LAYERS.index(pkg):
+                    wrong.append(f"{p.relative_to(KOPT)} imports {mod}")
+    assert not wrong, wrong
+
+
+def test_only_measure_imports_torch():
+    wrong = [
+        f"{p.relative_to(KOPT)} imports {m}"
+        for p in KOPT.rglob("*.py")
+        if package_of(p) != "measure"
+        for m in imports(p)
+        if m.split(".")[0] in TORCH
+    ]
+    assert not wrong, wrong
+
+
+def test_the_layer_test_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from kopt.steps.bench import bench\nimport torch\n")
+    assert "kopt.steps.bench" in imports(bad) and "torch" in imports(bad)
