@@ -16,8 +16,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from kopt.steps.bench.bench import bench as bench_step  # noqa: E402
-from kopt.steps.correctness.correctness import correctness  # noqa: E402
+from kopt.steps.bench import bench as bench_step  # noqa: E402
+from kopt.steps.correctness import correctness  # noqa: E402
 
 PROBLEMS = ("argmax", "gelu", "gemm_add_relu")
 

@@ -15,8 +15,8 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kopt.steps.bench.bench import bench  # noqa: E402
-from kopt.steps.correctness.correctness import correctness  # noqa: E402
+from kopt.steps.bench import bench  # noqa: E402
+from kopt.steps.correctness import correctness  # noqa: E402
 
 
 def main() -> None:

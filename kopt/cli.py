@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from kopt.loop.state import latest
-from kopt.workspace.target.commands import for_target, from_results
-from kopt.workspace.target.provenance import owner_problem
-from kopt.workspace.target.target import WorkspaceError, load_workspace
+from kopt.workspace.commands import for_target, from_results
+from kopt.workspace.provenance import owner_problem
+from kopt.workspace.target import WorkspaceError, load_workspace
 
 
 def _config_workspace() -> str:
