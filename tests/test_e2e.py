@@ -64,6 +64,33 @@ def test_every_version_has_its_records(project):
         assert set(df["config_class"]) == {"N=256", "N=2048", "N=16384"}
 
 
+def test_every_result_file_matches_its_record(project):
+    from kopt.workspace.records import CSV_FILES, FILES, validate_tree
+
+    results = project / "results"
+    assert validate_tree(results) == []
+    covered = {f for pattern in [*FILES, *CSV_FILES] for f in results.glob(pattern)}
+    written = {f for f in results.rglob("*") if f.suffix in (".json", ".csv")}
+    free = {f for f in written if "settings" in f.parts or "raw" in f.parts}  # config excerpts; profiler output
+    assert written - free == covered, sorted(map(str, written - free - covered))
+
+
+def test_a_record_refuses_a_drifted_file(project, tmp_path):
+    from kopt.workspace.records import validate_tree
+
+    copy = tmp_path / "results"
+    shutil.copytree(project / "results" / "v1", copy / "v1")
+    comp = json.loads((copy / "v1" / "compare.json").read_text())
+    comp["verdict"] = comp.pop("decision")  # a writer that renamed a key
+    (copy / "v1" / "compare.json").write_text(json.dumps(comp))
+    df = pd.read_csv(copy / "v1" / "bench.csv")
+    df.loc[0, "status"] = "great"
+    df.to_csv(copy / "v1" / "bench.csv", index=False)
+    problems = validate_tree(copy)
+    assert any("compare.json: decision: Field required" in p for p in problems), problems
+    assert any("bench.csv row 1: status" in p for p in problems), problems
+
+
 def test_compare_is_a_fold_over_the_chain(project):
     comps = [json.loads((project / "results" / v / "compare.json").read_text()) for v in VERSIONS]
     assert comps[0]["decision"] == "baseline" and comps[0]["best_after"] == "v0"

@@ -270,3 +270,88 @@ def test_timers_that_differ_by_more_than_5pct_are_flagged():
     assert "differ by more than 5%" in cls["disagreement"]
     comps, _ = dec.fold([_cand("v0", {"a": 100.0}, {"a": 99.0}), _cand("v1", {"a": 90.0}, {"a": 89.0})], dec.Params())
     assert comps[1]["per_class"][0]["disagreement"] is None
+
+
+# --- one profiler process per version: classes told apart by NVTX ranges -------------------------
+
+NVTX_PROBE = FIX / "h100_ncu_nvtx_classes.csv"  # benchmarks/probes/ncu_with_torch_profiler.py under ncu --nvtx
+
+
+def test_ncu_nvtx_stack_names_the_class():
+    import csv
+    import io
+
+    text = NVTX_PROBE.read_text()
+    rows = list(csv.DictReader(io.StringIO("\n".join(ln for ln in text.splitlines() if ln.startswith('"')))))
+    col = next(k for k in rows[0] if k.startswith(ncu.NVTX_COLUMN))
+    by_id = {r["ID"]: ncu.nvtx_class(r[col], prefix="class ") for r in rows}
+    assert by_id == {"0": "N=256", "1": "N=2048", "2": "N=2048"}  # N=2048 launched two kernels
+    assert ncu.nvtx_class(rows[0][col]) is None  # no kopt-class range in this probe
+
+
+def test_ncu_per_kernel_reads_like_torch_trace():
+    launches = ncu.parse((FIX / "h100_ncu_details_v1.csv").read_text())
+    rows = ncu.per_kernel(launches[:1])
+    assert rows[0]["name"] == "softmax_one_pass" and rows[0]["us_per_call"] == launches[0]["duration_us"]
+    assert rows[0]["block"] == [32, 1, 1] and rows[0]["share"] == 1.0
+
+
+def _fake_profiled_run(calls, csv_text):
+    from kopt.measure.runner import ChildOutcome
+
+    def run_gated(task, req, settings, *, timeout_s, log_path, wrapper=None):
+        calls.append((task, wrapper, req.get("tool")))
+        if wrapper:  # what ncu writes: the probe's launches, under kopt-class ranges
+            Path(wrapper[wrapper.index("--log-file") + 1]).write_text(csv_text)
+        classes = [{"class": c, "config": {}, "key": f"k{c}", "seeds": [1]} for c in ("N=256", "N=2048")]
+        return ChildOutcome("ok", {"device": "cuda", "env": {"gpu": "H100"}, "classes": classes, "triton": []}, gate={})
+
+    return run_gated
+
+
+def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch):
+    import json
+
+    from kopt.steps import profile as step
+
+    calls = []
+    csv_text = NVTX_PROBE.read_text().replace(":class N=", ":kopt-class N=")
+    monkeypatch.setattr(step, "run_gated", _fake_profiled_run(calls, csv_text))
+    monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    corr = tmp_path / "correctness.json"
+    corr.write_text(json.dumps({"status": "pass", "error": None}))
+    settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"}
+    doc = step.profile(version="v0", target=str(tiny / "target.yaml"), kernel=str(tiny / "kernels" / "v0.py"),
+                       correctness_json=str(corr), out_dir=str(tmp_path / "p"), asm_dir=str(tmp_path / "a"),
+                       log=str(tmp_path / "log"), settings=settings)
+    assert [(t, w[0], tool) for t, w, tool in calls] == [("profile", "ncu", "ncu")]  # one child, under ncu
+    by = {c["class"]: c for c in doc["classes"]}
+    assert by["N=256"]["ncu_launches"] == 1 and by["N=2048"]["ncu_launches"] == 2
+    assert "sigmoid" in " ".join(k["name"] for k in by["N=2048"]["kernels"])
+    assert doc["backend"] == "ncu" and doc["tool_note"] is None
+
+
+def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeypatch):
+    import json
+
+    from kopt.measure.runner import ChildOutcome
+    from kopt.steps import profile as step
+
+    calls = []
+    ok = _fake_profiled_run(calls, "")
+
+    def run_gated(task, req, settings, *, timeout_s, log_path, wrapper=None):
+        if wrapper:
+            calls.append((task, wrapper, req.get("tool")))
+            return ChildOutcome("crashed", error="==ERROR== ERR_NVGPUCTRPERM")
+        return ok(task, req, settings, timeout_s=timeout_s, log_path=log_path)
+
+    monkeypatch.setattr(step, "run_gated", run_gated)
+    monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    corr = tmp_path / "correctness.json"
+    corr.write_text(json.dumps({"status": "pass", "error": None}))
+    doc = step.profile(version="v0", target=str(tiny / "target.yaml"), kernel=str(tiny / "kernels" / "v0.py"),
+                       correctness_json=str(corr), out_dir=str(tmp_path / "p"), asm_dir=str(tmp_path / "a"),
+                       log=str(tmp_path / "log"), settings={"profiler": "ncu", "calls": 5, "timeout_s": 20})
+    assert len(calls) == 2 and calls[1][1] is None  # the second run only because the tool failed
+    assert doc["backend"] == "torch" and "ERR_NVGPUCTRPERM" in doc["tool_note"]

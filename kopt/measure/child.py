@@ -96,35 +96,32 @@ def task_bench(req: dict, progress: Progress) -> dict:
 
 
 def task_profile(req: dict, progress: Progress) -> dict:
+    """Every class of a version in this one process: its largest config, profiled by torch.profiler
+    or, when ``req["tool"]`` names a profiler wrapping this process, by NVTX-ranged calls."""
     from pathlib import Path
 
     from kopt.measure.environment import environment
-    from kopt.measure.profiled import largest_per_class, profile_class, triton_metadata
+    from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls, triton_metadata
     from kopt.measure.variants import select_config
 
     device, ref, kernel, guard = _prepare(req, progress)
     raw = Path(req["raw_dir"])
     raw.mkdir(parents=True, exist_ok=True)
     items = largest_per_class(ref, req["configs_by_device"][device])
-    out = {"device": device, "env": environment(device), "classes": [], "items": items}
+    ranged = bool(req.get("tool")) and device == "cuda"
+    out = {"device": device, "env": environment(device), "classes": [], "tool": req.get("tool") if ranged else None}
     for item in items:
         progress.start(f"config {item['key']}")
         select_config(kernel, item["config"])
-        rec = profile_class(ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5)))
+        if ranged:
+            rec = ranged_calls(ref, kernel, item, device, guard=guard, opts=_opts(req))
+        else:
+            rec = profile_class(ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5)))
         guard.check(f"config {item['key']}, profiled calls")
         progress.record({"key": item["key"], "class": item["class"]})
         out["classes"].append(rec)
     out["triton"] = triton_metadata(kernel, Path(req["asm_dir"]) if device == "cuda" else None)
     return out
-
-
-def task_ncu_calls(req: dict, progress: Progress) -> dict:
-    from kopt.measure.profiled import ncu_calls
-
-    device, ref, kernel, guard = _prepare(req, progress)
-    progress.start("ncu calls")
-    ncu_calls(ref, kernel, req["items"], device, guard=guard, opts=_opts(req))
-    return {"device": device}
 
 
 def task_reference(req: dict, progress: Progress) -> dict:
@@ -167,7 +164,6 @@ TASKS = {
     "correctness": task_correctness,
     "bench": task_bench,
     "profile": task_profile,
-    "ncu_calls": task_ncu_calls,
     "hardware": task_hardware,
     "reference": task_reference,
 }

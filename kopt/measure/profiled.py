@@ -1,6 +1,6 @@
 """Child-side profiling (imported in child processes only): torch.profiler per-kernel times,
-compiled Triton kernel metadata and assembly, and the NVTX-ranged calls that Nsight Compute
-profiles.
+compiled Triton kernel metadata and assembly, and the NVTX-ranged calls that a wrapping profiler
+(Nsight Compute, rocprofv3) selects. One process profiles every class of a version.
 
 One config per config class is profiled: its largest (most bytes moved, else most elements).
 """
@@ -137,24 +137,25 @@ def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, *, guard,
     return rec
 
 
-def ncu_calls(ref, kernel, items: list[dict], device: str, *, guard, opts: dict, warmup: int = 3) -> None:
-    """For Nsight Compute: per class, warm-up calls, then one call inside the NVTX range, each on
-    freshly drawn inputs (the first checked)."""
-    from kopt.measure.variants import select_config
-    from kopt.profilers.ncu import NVTX_RANGE
+def ranged_calls(ref, kernel, item: dict, device: str, *, guard, opts: dict, warmup: int = 3) -> dict:
+    """For a profiler that wraps this process (Nsight Compute, rocprofv3): warm-up calls, then one
+    call on freshly drawn inputs inside the ranges ``kopt-profile`` / ``kopt-class <class>``, so the
+    profiler selects these launches and tells the classes apart."""
+    from kopt.profilers.ncu import NVTX_RANGE, class_range
 
-    for item in items:
-        select_config(kernel, item["config"])
-        trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="ncu")
-        lab = Lab(device, flush_l2=True)
-        for i in range(warmup):
-            timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
-        s = trial.prepare()
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push(NVTX_RANGE)
-        trial.call(s)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
+    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="ncu")
+    lab = Lab(device, flush_l2=True)
+    for i in range(warmup):
+        timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
+    s = trial.prepare()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(NVTX_RANGE)
+    torch.cuda.nvtx.range_push(class_range(item["class"]))
+    trial.call(s)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.nvtx.range_pop()
+    return {"class": item["class"], "config": item["config"], "key": item["key"], "seeds": [s.seed]}
 
 
 def re_safe(s: str) -> str:

@@ -30,11 +30,30 @@ METRICS = [
     "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio",
 ]
 NVTX_RANGE = "kopt-profile"
+CLASS_RANGE = "kopt-class "  # + the config class: the range inside NVTX_RANGE that names the class
+# ncu --nvtx: the column holding each launch's push/pop range stack, as
+# ``<tid>  "<domain>:<name>:<PL_Type>:<PL_Value>:<CLR_Type>:<Color>:<Msg_Type>:<Msg>"  ...``
+NVTX_COLUMN = "thread Domain:Push/Pop_Range"
 
 
-def command(ncu: str, log_file: str, kernel_regex: str | None) -> list[str]:
+def class_range(cls: str) -> str:
+    return CLASS_RANGE + cls
+
+
+def nvtx_class(stack: str | None, prefix: str = CLASS_RANGE) -> str | None:
+    """The config class named by the innermost ``prefix`` range of a launch's NVTX stack."""
+    found = None
+    for entry in re.findall(r'"([^"]*)"', stack or ""):
+        name = entry.split(">:", 1)[-1].rsplit(":", 6)[0]
+        if name.startswith(prefix):
+            found = name[len(prefix) :]
+    return found
+
+
+def command(ncu: str, log_file: str, kernel_regex: str | None = None) -> list[str]:
     """The ncu prefix: every kernel launched inside a ``kopt-profile`` NVTX range (one call per
-    config class, after warm-up), optionally only those whose name matches ``kernel_regex``."""
+    config class, after warm-up, each in its ``kopt-class`` range), optionally only those whose
+    name matches ``kernel_regex``."""
     cmd = [ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"]
     for s in SECTIONS:
         cmd += ["--section", s]
@@ -81,6 +100,7 @@ def parse_details(text: str) -> list[dict]:
                 "grid": r.get("Grid Size"),
                 "device": r.get("Device"),
                 "cc": r.get("CC"),
+                "class": nvtx_class(next((v for k, v in r.items() if k and k.startswith(NVTX_COLUMN)), None)),
                 "metrics": {},
                 "rules": [],
             },
@@ -156,6 +176,7 @@ def normalise(ln: dict) -> dict:
     threads_per_block = _num(ln, "Block Size", "launch__block_size")
     return {
         "kernel": ln["kernel"],
+        "class": ln.get("class"),
         "block": ln["block"],
         "grid": ln["grid"],
         "duration_us": _time_us(ln, "Duration", "gpu__time_duration.sum"),
@@ -186,3 +207,36 @@ def normalise(ln: dict) -> dict:
 
 def parse(text: str) -> list[dict]:
     return [normalise(ln) for ln in parse_details(text)]
+
+
+def _dims(text: str | None) -> list[int] | None:
+    nums = re.findall(r"\d+", text or "")
+    return [int(n) for n in nums] or None
+
+
+def per_kernel(launches: list[dict]) -> list[dict]:
+    """Normalised launches of one profiled call, by kernel name, longest first, in the terms of
+    kopt.profilers.torchtrace.per_kernel (so a class reads the same whichever profiler ran)."""
+    by: dict[str, list[dict]] = {}
+    for ln in launches:
+        by.setdefault(ln["kernel"], []).append(ln)
+    total = sum(ln.get("duration_us") or 0.0 for ln in launches) or 1.0
+    rows = []
+    for name, group in by.items():
+        us = sum(ln.get("duration_us") or 0.0 for ln in group)
+        first = group[0]
+        rows.append(
+            {
+                "name": name,
+                "kind": "kernel",
+                "calls": float(len(group)),
+                "mean_us": us / len(group),
+                "us_per_call": us,
+                "share": us / total,
+                "registers_per_thread": first.get("registers_per_thread"),
+                "shared_memory_bytes": first.get("shared_memory_per_block_bytes"),
+                "grid": _dims(first.get("grid")),
+                "block": _dims(first.get("block")),
+            }
+        )
+    return sorted(rows, key=lambda r: -r["us_per_call"])

@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from kopt.measure.runner import run_gated
-from kopt.steps.common import BENCH_COLUMNS, child_request, config_columns, records_of, write_json
+from kopt.steps.common import child_request, config_cells, records_of, write_json
 from kopt.workspace.provenance import hashes, now
+from kopt.workspace.records import BENCH_COLUMNS
 from kopt.workspace.target import load_workspace
 
 
@@ -39,14 +40,14 @@ def bench(
     items = req["configs_by_device"]["cpu" if device == "cpu" else "cuda"]
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
-        rows = [{**config_columns(it), "status": "skipped", "device": device, "method": method, "error": why} for it in items]
+        rows = [{**config_cells(it), "status": "skipped", "device": device, "method": method, "error": why} for it in items]
     else:
         outcome = run_gated("bench", req, params, timeout_s=params["timeout_s"], log_path=log)
         device, records, err, env2 = records_of(outcome, req)
         env, child, gate = env2 or env, outcome.status, outcome.gate
         gpu = (env or {}).get("gpu") or "cpu"
         for r in records:
-            row = {**config_columns(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
+            row = {**config_cells(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
             if "median_us" in r:
                 row.update({k: r.get(k) for k in ("median_us", "host_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
                 row.update(method=r["method"], profiler_us=r.get("profiler_us"), event_null_us=r.get("event_null_us"))

@@ -62,29 +62,6 @@ def records_of(outcome, request: dict) -> tuple[str, list[dict], str | None, dic
     return device or request["device"], records, err, result.get("env")
 
 
-BENCH_COLUMNS = [
-    "config_key",
-    "config_class",
-    "status",
-    "median_us",
-    "host_us",
-    "p20_us",
-    "p80_us",
-    "n_samples",
-    "gbps",
-    "tflops",
-    "flops",
-    "bytes",
-    "profiler_us",
-    "event_null_us",
-    "profiled_event_us",
-    "profiled_host_us",
-    "sm_clock_mhz",
-    "throttled",
-    "device",
-    "method",
-    "error",
-]
 
 
 @contextmanager
@@ -105,5 +82,6 @@ def redirect_log(path: str):
     sys.stdout = sys.stderr = f
     return f
 
-def config_columns(item: dict) -> dict:
+def config_cells(item: dict) -> dict:
+    """The start of a bench.csv row: the config's own columns, its key and class."""
     return {**item["config"], "config_key": item["key"], "config_class": item["class"]}

@@ -12,8 +12,9 @@ import yaml
 
 from kopt.loop import decide as dec
 from kopt.loop.state import summary
-from kopt.steps.common import BENCH_COLUMNS, write_json
+from kopt.steps.common import write_json
 from kopt.workspace.provenance import hashes, now
+from kopt.workspace.records import config_columns
 from kopt.workspace.target import load_workspace
 
 
@@ -36,7 +37,7 @@ def candidate(
     if meta.get("dispatch"):
         from kopt.workspace.target import route_for
 
-        cols = [c for c in df.columns if c not in BENCH_COLUMNS]
+        cols = config_columns(df)
         routes = {r.config_key: route_for(meta["dispatch"], {c: getattr(r, c) for c in cols}) for r in df.itertuples()}
     return dec.Candidate(
         repair_of=meta.get("repair_of"),

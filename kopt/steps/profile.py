@@ -5,7 +5,6 @@ roofline and bottleneck per config class with next directions. A misbehaving ker
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
@@ -16,8 +15,10 @@ from kopt.analysis import registry as hw
 from kopt.analysis.roofline import point
 from kopt.measure.runner import run_gated
 from kopt.profilers import ncu, rocprof
-from kopt.steps.common import BENCH_COLUMNS, child_request, write_json
+from kopt.profilers.gpus import detect_gpu
+from kopt.steps.common import child_request, write_json
 from kopt.workspace.provenance import hashes, now
+from kopt.workspace.records import config_columns
 from kopt.workspace.target import load_workspace
 
 
@@ -36,6 +37,8 @@ def choose_backend(requested: str, device: str) -> str:
 def profile(
     *, version: str, target: str, kernel: str, correctness_json: str, out_dir: str, asm_dir: str, log: str, settings: dict
 ) -> dict:
+    """One child process profiles every class of the version: under Nsight Compute or rocprofv3
+    when one is the backend (NVTX-ranged calls), else with torch.profiler."""
     ws = load_workspace(Path(target).parent, versions=False)
     out, asm = Path(out_dir), Path(asm_dir)
     raw = out / "raw"
@@ -43,52 +46,106 @@ def profile(
     asm.mkdir(parents=True, exist_ok=True)
     corr = json.loads(Path(correctness_json).read_text())
     doc: dict = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "triton": []}
-    prov = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
+    doc["provenance"] = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
     if corr["status"] != "pass":
         doc.update(status="skipped", error=f"not profiled: correctness {corr['status']}: {corr['error']}")
-        doc["provenance"] = prov
         write_json(out / "profile.json", doc)
         return doc
     req = {**child_request(ws, kernel, settings), "raw_dir": str(raw), "asm_dir": str(asm), "calls": settings["calls"]}
-    outcome = run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
+    backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
+    outcome, backend, tool_note = _profiled_run(req, backend, raw, log, settings)
     if not outcome.ok:
         doc.update(status="failed", error=outcome.error)
-        doc["provenance"] = prov
         write_json(out / "profile.json", doc)
         return doc
     res = outcome.result
-    device = res["device"]
-    backend = choose_backend(settings["profiler"], device)
-    doc.update(device=device, gpu=res["env"].get("gpu"), backend=backend, triton=res["triton"])
+    if res["device"] == "cpu":
+        backend = "cpu-interpreter"
+    doc.update(device=res["device"], gpu=res["env"].get("gpu"), backend=backend, triton=res["triton"])
     classes = res["classes"]
-    for c in classes:
-        c["hottest"] = c["kernels"][0] if c.get("kernels") else None
-        c["counters"] = None
-    tool_note = None
     if backend == "ncu":
-        tool_note = _run_ncu(req, res, classes, raw, log, settings)
+        tool_note = _from_ncu(classes, raw / "ncu_details.csv")
     elif backend == "rocprofv3":
-        tool_note = _run_rocprof(req, res, classes, raw, log, settings)
+        tool_note = _from_rocprof(classes, raw / "rocprofv3")
     for c in classes:
-        h = c.get("hottest") or {}
-        k = c.get("counters") or {}
-        t = _triton_spec(res["triton"], h, k)
-        c["resources"] = {
-            "registers_per_thread": k.get("registers_per_thread") or h.get("registers_per_thread") or t.get("n_regs"),
-            "spills": t.get("n_spills"),
-            "shared_memory_bytes": k.get("shared_memory_per_block_bytes")
-            if k.get("shared_memory_per_block_bytes") is not None
-            else (h.get("shared_memory_bytes") if h.get("shared_memory_bytes") is not None else t.get("shared_bytes")),
-            "warps": t.get("num_warps") or k.get("warps_per_block"),
-            "stages": t.get("num_stages"),
-        }
-    doc["classes"] = classes
-    doc["tool_note"] = tool_note
+        c.setdefault("hottest", c["kernels"][0] if c.get("kernels") else None)
+        c.setdefault("counters", None)
+        c["resources"] = _resources(c, res["triton"])
+    doc.update(classes=classes, tool_note=tool_note)
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     doc["asm_files"] = sorted(p.name for p in asm.iterdir())
-    doc["provenance"] = {**prov, "env": res["env"], "gate": outcome.gate}
+    doc["provenance"].update(env=res["env"], gate=outcome.gate)
     write_json(out / "profile.json", doc)
     return doc
+
+
+def _profiled_run(req: dict, backend: str, raw: Path, log: str, settings: dict):
+    """The one child run (wrapped by the profiler when the backend is a tool). Only if the tool
+    itself fails does a second run, with torch.profiler, give the figures it can."""
+    wrapper = None
+    if backend == "ncu":
+        wrapper = ncu.command(settings.get("ncu", "ncu"), str(raw / "ncu_details.csv"))
+    elif backend == "rocprofv3":
+        wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(raw / "rocprofv3"), settings.get("pmc") or None)
+    if wrapper:
+        (raw / f"{backend}_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child profile ...\n")
+    run = {**req, "tool": backend if wrapper else None}
+    outcome = run_gated("profile", run, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper)
+    if outcome.ok or not wrapper:
+        return outcome, backend, None
+    note = f"{backend} run failed ({outcome.error}); torch.profiler figures only"
+    outcome = run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
+    return outcome, "torch", note
+
+
+def _from_ncu(classes: list[dict], csv_path: Path) -> str | None:
+    """Each class's launches, told apart by their ``kopt-class`` NVTX range: per-kernel GPU time of
+    the one profiled call, and the counters of its longest launch."""
+    try:
+        launches = ncu.parse(csv_path.read_text())
+    except (OSError, ValueError) as e:
+        return f"Nsight Compute output unreadable ({e})"
+    missing = []
+    for c in classes:
+        mine = [ln for ln in launches if ln.get("class") == c["class"]]
+        if not mine:
+            missing.append(c["class"])
+            continue
+        c["kernels"] = ncu.per_kernel(mine)
+        c["gpu_us_per_call"] = sum(ln.get("duration_us") or 0.0 for ln in mine) or None
+        c["counters"] = max(mine, key=lambda ln: ln.get("duration_us") or 0.0)
+        c["ncu_launches"] = len(mine)
+        c["backend"] = "ncu"
+    return f"Nsight Compute saw no launch in the range of class(es) {', '.join(missing)}" if missing else None
+
+
+def _from_rocprof(classes: list[dict], out: Path) -> str:
+    traces = sorted(out.rglob("*kernel_trace.csv"))
+    if not traces:
+        return "rocprofv3 wrote no kernel_trace.csv"
+    kernels = rocprof.parse_kernel_trace(traces[0].read_text())
+    for c in classes:
+        h = (c.get("hottest") or {}).get("name")
+        c["amd_resources"] = next((k for k in kernels if k["name"] == h), kernels[0] if kernels else None)
+    return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name, not per class"
+
+
+def _resources(c: dict, triton: list[dict]) -> dict:
+    """Registers, spills, shared memory, warps and stages of the class's hottest kernel: the
+    profiler's figures first, then the compiled Triton specialisation's."""
+    h = c.get("hottest") or {}
+    k = c.get("counters") or {}
+    t = _triton_spec(triton, h, k)
+    shared = k.get("shared_memory_per_block_bytes")
+    if shared is None:
+        shared = h.get("shared_memory_bytes") if h.get("shared_memory_bytes") is not None else t.get("shared_bytes")
+    return {
+        "registers_per_thread": k.get("registers_per_thread") or h.get("registers_per_thread") or t.get("n_regs"),
+        "spills": t.get("n_spills"),
+        "shared_memory_bytes": shared,
+        "warps": t.get("num_warps") or k.get("warps_per_block"),
+        "stages": t.get("num_stages"),
+    }
 
 
 def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
@@ -104,51 +161,6 @@ def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
         return (m.get("num_warps") is not None and m["num_warps"] * 32 == threads) + (m.get("n_regs") == regs)
 
     return max(same, key=score) if same else {}
-
-
-def _run_ncu(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
-    names = sorted({c["hottest"]["name"] for c in classes if c.get("hottest")})
-    regex = "|".join(re.escape(n) for n in names) or None
-    csv_path = raw / "ncu_details.csv"
-    wrapper = ncu.command(settings.get("ncu", "ncu"), str(csv_path), regex)
-    (raw / "ncu_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child ncu_calls ...\n")
-    outcome = run_gated(
-        "ncu_calls", {**req, "items": res["items"]}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
-    )
-    if not outcome.ok:
-        return f"Nsight Compute run failed ({outcome.error}); torch.profiler figures only"
-    try:
-        launches = ncu.parse(csv_path.read_text())
-    except (OSError, ValueError) as e:
-        return f"Nsight Compute output unreadable ({e}); torch.profiler figures only"
-    n = len(classes)
-    if not launches or len(launches) % n:
-        return f"Nsight Compute profiled {len(launches)} launches for {n} classes; not assigned to classes"
-    per = len(launches) // n
-    for i, c in enumerate(classes):
-        mine = launches[i * per : (i + 1) * per]
-        c["counters"] = max(mine, key=lambda ln: ln.get("duration_us") or 0.0)
-        c["ncu_launches"] = len(mine)
-    return None
-
-
-def _run_rocprof(req, res, classes, raw: Path, log: str, settings: dict) -> str | None:
-    out = raw / "rocprofv3"
-    wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(out), settings.get("pmc") or None)
-    outcome = run_gated(
-        "ncu_calls", {**req, "items": res["items"]}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
-    )
-    if not outcome.ok:
-        return f"rocprofv3 run failed ({outcome.error}); torch.profiler figures only"
-    traces = sorted(out.rglob("*kernel_trace.csv"))
-    if not traces:
-        return "rocprofv3 wrote no kernel_trace.csv; torch.profiler figures only"
-    kernels = rocprof.parse_kernel_trace(traces[0].read_text())
-    for c in classes:
-        h = (c.get("hottest") or {}).get("name")
-        match = next((k for k in kernels if k["name"] == h), kernels[0] if kernels else None)
-        c["amd_resources"] = match
-    return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name"
 
 
 def bottleneck(
@@ -172,7 +184,7 @@ def bottleneck(
         doc.update(status="skipped", reason=prof.get("error") or "benchmark did not pass")
         write_json(out_json, doc)
         return doc
-    cfg_cols = [c for c in df.columns if c not in BENCH_COLUMNS]
+    cfg_cols = config_columns(df)
     prof_by_class = {c["class"]: c for c in prof["classes"]}
     for cls, rows in df.groupby("config_class", sort=False):
         points = []

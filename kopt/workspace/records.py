@@ -1,0 +1,371 @@
+"""The records that cross process and file boundaries, one model per result file (pydantic).
+
+Why pydantic: one definition gives the typed record, its validation with a message naming the
+field, and the JSON Schema (``python -m kopt.workspace.records --schema``), so the schema cannot
+drift from the code. Each file's top level is closed (an unknown key fails); nested records name
+the keys every reader relies on and admit more (a GPU run adds counters a CPU run lacks).
+
+Validated: the child request when the parent writes it and the child's result envelope when the
+parent reads it (kopt.measure.runner); every file of a results tree by ``validate_tree`` (the
+tests run it on a whole CPU graph; ``python -m kopt.workspace.records results/`` anywhere).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Provenance(Open):
+    created: str
+    kernel_sha256: str | None = None
+    ref_sha256: str | None = None
+    target_sha256: str | None = None
+    params_sha256: str | None = None
+    routed_sha256: dict[str, str] | None = None
+    settings: dict | None = None
+    env: dict | None = None
+    gate: dict | None = None
+
+
+# --- the child process (kopt.measure.runner <-> kopt.measure.child) ----------------------------
+
+
+class ConfigItem(Closed):
+    config: dict[str, Any]
+    key: str
+    cls: str = Field(alias="class")
+    tol: dict | None = None
+    tolerances: dict | None = None
+
+
+class ChildRequest(Closed):
+    ref: str
+    kernel: str
+    device: str
+    seeds: int
+    configs_by_device: dict[Literal["cpu", "cuda"], list[ConfigItem]]
+    opts: dict
+    inputs: dict
+    raw_dir: str | None = None  # profile
+    asm_dir: str | None = None
+    calls: int | None = None
+    tool: str | None = None
+    runs: int | None = None  # hardware
+
+
+class ChildEnvelope(Closed):
+    """What the child writes: its result, or the error that ended it."""
+
+    ok: bool
+    result: dict | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+
+# --- result files --------------------------------------------------------------------------------
+
+
+class BenchRow(Open):
+    """One row of bench.csv: these columns, after the config's own columns (M, N, dtype, ...)."""
+
+    config_key: str
+    config_class: str
+    status: Literal["ok", "failed", "skipped"]
+    median_us: float | None = None
+    host_us: float | None = None
+    p20_us: float | None = None
+    p80_us: float | None = None
+    n_samples: float | None = None
+    gbps: float | None = None
+    tflops: float | None = None
+    flops: float | None = None
+    bytes: float | None = None
+    profiler_us: float | None = None
+    event_null_us: float | None = None
+    profiled_event_us: float | None = None
+    profiled_host_us: float | None = None
+    sm_clock_mhz: float | None = None
+    throttled: bool | None = None
+    device: str | None = None
+    method: str | None = None
+    error: str | None = None
+
+
+BENCH_COLUMNS = list(BenchRow.model_fields)
+
+
+def config_columns(df: pd.DataFrame) -> list[str]:
+    """bench.csv's config columns: every column that is not one of BenchRow's."""
+    return [c for c in df.columns if c not in BENCH_COLUMNS]
+
+
+class SampleRow(Closed):
+    config_key: str
+    sample: int
+    us: float
+    host_us: float | None = None
+    seed: int | None = None
+    set: int | None = None
+
+
+class ConfigCheck(Open):
+    config: dict[str, Any]
+    key: str
+    cls: str = Field(alias="class")
+    result: str
+    reason: str | None = None
+    seeds: list
+
+
+class Correctness(Closed):
+    version: str
+    status: Literal["pass", "incorrect", "failed"]
+    error: str | None
+    device: str | None
+    method: str | None
+    seeds: Any
+    configs: list[ConfigCheck]
+    provenance: Provenance
+
+
+class BenchMeta(Closed):
+    version: str
+    device: str | None
+    timing: dict
+    physical_limit: dict | None = None
+    inputs: dict | None = None
+    provenance: Provenance
+
+
+class ProfileClass(Open):
+    """One config class's profiled run: its kernels, the hottest, counters and resources."""
+
+    cls: str = Field(alias="class")
+    config: dict[str, Any]
+    key: str
+    kernels: list[dict] = []
+    hottest: dict | None = None
+    counters: dict | None = None
+    resources: dict
+    gpu_us_per_call: float | None = None
+
+
+class Profile(Closed):
+    version: str
+    status: Literal["ok", "failed", "skipped"]
+    error: str | None
+    backend: str | None
+    classes: list[ProfileClass]
+    triton: list[dict]
+    provenance: Provenance
+    device: str | None = None
+    gpu: str | None = None
+    tool_note: str | None = None
+    raw_files: list[str] = []
+    asm_files: list[str] = []
+
+
+class BottleneckClass(Open):
+    cls: str = Field(alias="class")
+    bottleneck: str
+    evidence: str
+    why: str
+    roofline: list[dict]
+    roofline_fraction_min: float | None
+    target_reached: bool
+    next_directions: list[dict]
+
+
+class Bottleneck(Closed):
+    version: str
+    status: Literal["ok", "skipped"]
+    gpu: str | None
+    ceilings: dict
+    target_fraction: float
+    classes: list[BottleneckClass]
+    provenance: Provenance
+    target_reached_all: bool | None = None
+    reason: str | None = None
+
+
+class ClassVerdict(Open):
+    """One config class of a comparison: both clocks, the delta that decides, the verdict."""
+
+    cls: str = Field(alias="class")
+    verdict: str
+    delta_pct: float | None
+    basis: str | None
+    script_delta_pct: float | None = None
+    gpu_delta_pct: float | None = None
+
+
+class LoopState(Open):
+    """The decision fold's state after a version (compare.json's ``state``)."""
+
+    best: dict | None
+    consecutive_regressions: int
+    recent_regressions: list
+    stop: bool
+    stop_reason: str | None
+    repairs: dict[str, int]
+    abandoned: list
+    masked: list
+
+
+class Compare(Closed):
+    version: str
+    best_before: str | None
+    per_config: list[dict]
+    per_class: list[ClassVerdict]
+    noise_pct: float
+    decision: str
+    reason: str
+    detail: str | None
+    evidence: Any = None
+    review: Any = None
+    best_after: str | None
+    state: LoopState
+    device: str | None
+    method: str | None
+    hypothesis: str | None
+    target_classes: Any
+    roofline: dict | None = None
+    diff: dict | None
+    provenance: Provenance
+    experience: dict | None
+    repair_of: str | None = None
+    split: dict | None = None
+    dispatch: dict | None = None
+    override: Any = None
+    override_ignored: Any = None
+
+
+class State(Closed):
+    after: str
+    best: str | None
+    consecutive_regressions: int
+    repairs: dict[str, int]
+    abandoned: list
+    masked: list
+    stop: bool
+    stop_reason: str | None
+    recent_regressions: list
+    created: str
+
+
+class Reference(Closed):
+    device: str
+    configs: list[dict]
+    provenance: Provenance
+
+
+class Owner(Closed):
+    workspace: str
+    name: str
+    ref_sha256: str
+    target_sha256: str
+    created: str
+
+
+class Hardware(Closed):
+    gpu: str
+    slug: str
+    device: str
+    registry: dict | None
+    registry_note: str | None
+    measured: dict | None
+    measure_error: str | None
+    ceilings: dict
+    note: str | None
+    provenance: Provenance
+
+
+class EnvCheck(Closed):
+    created: str
+    host: str
+    python: str
+    device: str
+    gpu: str | None
+    cuda: str | None
+    rocm: str | None
+    torch: str
+    triton: str | None
+    snakemake: str | None
+    libraries: dict[str, str | None]
+    profilers: dict[str, str | None]
+    nvidia_smi: dict | None
+    rocm_smi: str | None
+    note: str | None
+    provenance: dict
+
+
+# results-relative glob -> the model of every file it matches (settings/*.json are free-form
+# config excerpts, validated by config/schemas when the config is read)
+FILES: dict[str, type[BaseModel]] = {
+    "v*/correctness.json": Correctness,
+    "baselines/*/correctness.json": Correctness,
+    "v*/bench.json": BenchMeta,
+    "baselines/*/bench.json": BenchMeta,
+    "v*/profile/profile.json": Profile,
+    "v*/bottleneck.json": Bottleneck,
+    "v*/compare.json": Compare,
+    "state.json": State,
+    "reference.json": Reference,
+    "workspace.json": Owner,
+    "hardware/*.json": Hardware,
+    "env_check.json": EnvCheck,
+}
+CSV_FILES: dict[str, type[BaseModel]] = {
+    "v*/bench.csv": BenchRow,
+    "baselines/*/bench.csv": BenchRow,
+    "v*/bench_samples.csv": SampleRow,
+    "baselines/*/bench_samples.csv": SampleRow,
+}
+
+
+def _rows(path: Path) -> list[dict]:
+    df = pd.read_csv(path)
+    return [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in df.to_dict("records")]
+
+
+def validate_tree(results: str | Path) -> list[str]:
+    """Every known result file under ``results`` against its model: one line per problem."""
+    root, problems = Path(results), []
+    for pattern, model in [*FILES.items(), *CSV_FILES.items()]:
+        for path in sorted(root.glob(pattern)):
+            docs = [json.loads(path.read_text())] if pattern in FILES else _rows(path)
+            for i, doc in enumerate(docs):
+                try:
+                    model.model_validate(doc)
+                except ValidationError as e:
+                    where = f"{path}" + ("" if pattern in FILES else f" row {i + 1}")
+                    first = e.errors()[0]
+                    problems.append(f"{where}: {'.'.join(map(str, first['loc']))}: {first['msg']}")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--schema"]:
+        print(json.dumps({p: m.model_json_schema() for p, m in {**FILES, **CSV_FILES}.items()}, indent=1))
+        return 0
+    problems = validate_tree(argv[0] if argv else "results")
+    print("\n".join(problems) or "every result file matches its record")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
