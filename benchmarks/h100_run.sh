@@ -4,6 +4,7 @@
 #   bash benchmarks/h100_run.sh tests    # GPU tests (cheats, replays, dtypes) and the KernelBench problems
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
+#   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
 #                                        (removes .snakemake/metadata: for the GPU machine's copy, not a checkout)
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
@@ -45,6 +46,19 @@ checks)
   run python3 benchmarks/rerun_spread.py --version "${SPREAD_VERSION:-v0}" --runs 3 > "$OUT/spread.txt" 2>&1
   run python3 benchmarks/rotation_overhead.py --old .old --version "${ROT_VERSION:-v1}" --rounds "${ROT_ROUNDS:-2}" --pool-sets "${ROT_POOLS:-}" > "$OUT/rotation.txt" 2>&1
   tail -n 5 "$OUT/spread.txt" "$OUT/rotation.txt"
+  ;;
+turnaround)
+  rm -rf results .snakemake/metadata
+  python3 -m snakemake --unlock > /dev/null 2>&1
+  sm() { run python3 -m snakemake --cores 1 "$@" --rerun-triggers input params code; }
+  sm results/v0/compare.json > "$OUT/v0.log" 2>&1
+  sm results/v1/compare.json > "$OUT/v1.log" 2>&1
+  for v in v0 v1; do echo "== $v"; python3 benchmarks/turnaround.py "$v"; done > "$OUT/turnaround.txt" 2>&1
+  for i in 1 2 3; do sm results/v1/compare.json; done > "$OUT/noop.log" 2>&1
+  { run python3 -c "import snakemake.cli"; run python3 -m snakemake --version; } > "$OUT/startup.log" 2>&1
+  python3 -m kopt.workspace.records results > "$OUT/records.txt" 2>&1
+  tar czf "$OUT/results.tgz" results/
+  cat "$OUT/turnaround.txt" "$OUT/records.txt"; grep -h "wall\|Nothing" "$OUT/v0.log" "$OUT/v1.log" "$OUT/noop.log" "$OUT/startup.log"
   ;;
 rebuild)
   t=${REBUILD_TARGET:-results/v1/compare.json}

@@ -15,6 +15,8 @@ rule bench:
         meta="results/{version}/bench.json",
     log:
         "results/logs/{version}/bench.log",
+    benchmark:
+        "results/benchmarks/{version}/bench.tsv"
     conda:
         "../envs/kopt.yaml"
     resources:

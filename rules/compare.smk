@@ -18,6 +18,8 @@ rule compare:
         json="results/{version}/compare.json",
     log:
         "results/logs/{version}/compare.log",
+    benchmark:
+        "results/benchmarks/{version}/compare.tsv"
     conda:
         "../envs/kopt.yaml"
     script:

@@ -33,6 +33,8 @@ rule correctness:
         md="results/{version}/correctness.md",
     log:
         "results/logs/{version}/correctness.log",
+    benchmark:
+        "results/benchmarks/{version}/correctness.tsv"
     conda:
         "../envs/kopt.yaml"
     resources:

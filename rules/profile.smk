@@ -12,6 +12,8 @@ rule profile:
         asm=directory("results/{version}/asm"),
     log:
         "results/logs/{version}/profile.log",
+    benchmark:
+        "results/benchmarks/{version}/profile.tsv"
     conda:
         "../envs/kopt.yaml"
     resources:
@@ -31,6 +33,8 @@ rule bottleneck:
         json="results/{version}/bottleneck.json",
     log:
         "results/logs/{version}/bottleneck.log",
+    benchmark:
+        "results/benchmarks/{version}/bottleneck.tsv"
     conda:
         "../envs/kopt.yaml"
     script:
