@@ -229,3 +229,50 @@ def test_a_repair_of_a_correct_version_is_refused():
     seq[1] = cand("v1", status="incorrect")
     comps, _ = fold(seq, P)
     assert comps[2]["reason"] != "invalid-repair"
+
+
+# --- what compare.json holds, key for key -------------------------------------------------------
+
+HEAD = ["version", "best_before", "per_config", "per_class", "noise_pct"]
+TAIL = ["best_after", "state"]
+
+
+def test_comparison_keys_keep_their_order():
+    """compare.json is written in the comparison's key order: each path adds its keys in one place."""
+    comps, st = fold([cand("v0"), cand("v1", 9.0, 50.0)], P)
+    assert list(comps[0]) == HEAD + ["decision", "reason", "detail"] + TAIL
+    assert list(comps[1]) == HEAD + ["review", "decision", "reason", "detail"] + TAIL
+    assert list(st) == list(initial_state())
+    comps, _ = fold([cand("v0"), cand("v1", 80, 110)], P)
+    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "split"] + TAIL
+    slow = Candidate(**{**cand("v1", 110, 110).__dict__, "evidence": False})
+    comps, _ = fold([cand("v0"), slow], P)
+    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "evidence"] + TAIL
+    why = {"decision": "keep", "reason": "measured end to end"}
+    comps, _ = fold([clocked("v0", 100.0, 100.0), clocked("v1", 120.0, 95.0, override=why)], P)
+    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "override"] + TAIL
+    comps, _ = fold([clocked("v0", 100.0, 100.0), clocked("v1", 90.0, 90.0, override=why)], P)
+    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "override_ignored"] + TAIL
+    fix = Candidate(**{**cand("v2", 90, 90).__dict__, "repair_of": "v1"})
+    comps, _ = fold([cand("v0"), cand("v1", status="incorrect"), fix], P)
+    assert list(comps[2]) == HEAD + ["repair_of", "decision", "reason", "detail"] + TAIL
+
+
+def test_a_dispatch_on_other_configs_is_recorded_then_failed():
+    split = Candidate("v1", "ok", medians={"a1": 80.0}, class_of=CLASSES, routes={"a1": "v7"})
+    comps, st = fold([cand("v0"), split], P)
+    c = comps[1]
+    assert list(c) == HEAD + ["dispatch", "decision", "reason", "detail"] + TAIL
+    assert c["dispatch"] == {"routes": {"a1": "v7"}, "new_kernel_classes": ["A"]}
+    assert (c["decision"], c["reason"]) == ("discard", "failed") and "['a2', 'b1']" in c["detail"]
+    assert st["best"]["version"] == "v0"
+
+
+def test_unknown_state_keys_pass_through_and_a_gate_timeout_stays():
+    """Keys the fold does not know are kept in place; a gate timeout is added after them and stops the loop."""
+    gate = Candidate("v1", "failed", reason="no idle GPU after 3600 s", gate_timeout=True)
+    comp, st = decide({**initial_state(), "after": "v0"}, gate, P)
+    assert list(st) == list(initial_state()) + ["after", "gate_timeout"] and comp["state"] is st
+    assert st["stop"] and st["stop_reason"] == "no idle GPU within the gate's limit (no idle GPU after 3600 s)"
+    _, st = decide(st, cand("v2"), P)
+    assert st["stop"] and st["best"]["version"] == "v2"

@@ -38,11 +38,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-RECENT = 5
+RECENT = 5  # regressions kept in the state for the next proposal to read
+
+MAX_REPAIRS = 3
+
+DISAGREE_PTS = 5.0
+
+NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
 
 
 @dataclass
 class Candidate:
+    """One version's summary: what the fold needs to know about it."""
+
     version: str
     status: str  # "ok" | "incorrect" | "failed"
     reason: str | None = None
@@ -61,14 +69,10 @@ class Candidate:
     evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
 
 
-MAX_REPAIRS = 3
-
-
-DISAGREE_PTS = 5.0
-
-
 @dataclass
 class Params:
+    """The decision's settings (results/settings/decide.json)."""
+
     noise_pct: float = 1.0
     max_consecutive_regressions: int = 5
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
@@ -80,6 +84,7 @@ class Params:
 
 
 def initial_state() -> dict:
+    """The state before the first version: no best, nothing counted."""
     return {
         "best": None,
         "consecutive_regressions": 0,
@@ -95,33 +100,59 @@ def initial_state() -> dict:
 
 
 def geomean(xs) -> float:
+    """The geometric mean of positive numbers."""
     xs = list(xs)
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def _sign(x: float) -> int:
-    return (x > 0) - (x < 0)
-
-
-def _classes(c: Candidate) -> list[str]:
-    seen: dict[str, None] = {}
-    for k in c.medians:
-        seen.setdefault(c.class_of[k], None)
-    return list(seen)
+def fold(candidates: list[Candidate], params: Params) -> tuple[list[dict], dict]:
+    """Decide a whole sequence (what the graph's compare chain computes one link at a time)."""
+    state, out = initial_state(), []
+    for c in candidates:
+        comp, state = decide(state, c, params)
+        out.append(comp)
+    return out, state
 
 
 def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
     """Return (comparison, new state). ``state`` is not modified."""
-    state = {**initial_state(), **state}
-    st = {
-        **state,
-        "recent_regressions": list(state["recent_regressions"]),
-        "repairs": dict(state["repairs"]),
-        "abandoned": list(state["abandoned"]),
-        "masked": list(state["masked"]),
-        "broken": list(state["broken"]),
+    step = _start(state, cand, params)
+    if not _precheck(step):
+        _compare_with_best(step)
+    return _finish(step)
+
+
+# --- the record one decision works on -----------------------------------------------------------
+
+
+@dataclass
+class _Step:
+    """One decision in the making: its inputs, the state before it, and the comparison and new state it builds."""
+
+    cand: Candidate  # a dispatch version: a copy with its target classes filled in (_target_routed_classes)
+    params: Params
+    before: dict  # the state after the previous version, defaults filled in; never modified
+    state: dict  # the new state: `before` with the lists it may change copied
+    comp: dict  # the comparison (compare.json), key order as written
+
+    @property
+    def best(self) -> dict | None:
+        """The best version so far (before this one)."""
+        return self.before["best"]
+
+
+def _start(state: dict, cand: Candidate, params: Params) -> _Step:
+    """The step's record: the state before with its defaults, a new state and an empty comparison."""
+    before = {**initial_state(), **state}
+    new = {
+        **before,
+        "recent_regressions": list(before["recent_regressions"]),
+        "repairs": dict(before["repairs"]),
+        "abandoned": list(before["abandoned"]),
+        "masked": list(before["masked"]),
+        "broken": list(before["broken"]),
     }
-    best = state["best"]
+    best = before["best"]
     comp = {
         "version": cand.version,
         "best_before": best["version"] if best else None,
@@ -129,76 +160,157 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
         "per_class": [],
         "noise_pct": params.noise_pct,
     }
+    return _Step(cand, params, before, new, comp)
 
-    if cand.masked:
-        comp.update(decision="masked", reason="masked", detail="masked: true in its metadata; out of the fold")
-        st["masked"].append(cand.version)
-        return _finish(comp, st, params)
 
-    if cand.gate_timeout:
-        comp.update(decision="discard", reason="failed", detail=cand.reason)
-        st["gate_timeout"] = cand.reason
-        return _finish(comp, st, params)
+def _finish(step: _Step) -> tuple[dict, dict]:
+    """Set the stop flag, then close the comparison with the best after it and the new state."""
+    comp, st = step.comp, step.state
+    st.update(_stop(st, step.params))
+    comp["best_after"] = st["best"]["version"] if st["best"] else None
+    comp["state"] = st
+    return comp, st
 
-    if cand.repair_of and cand.repair_of not in st["broken"]:
-        comp.update(
-            repair_of=cand.repair_of,
-            decision="discard",
-            reason="invalid-repair",
-            detail=f"repair_of: {cand.repair_of} was not incorrect or failed, so there is nothing to repair; "
-            "a new idea names its parent: instead",
+
+def _stop(st: dict, params: Params) -> dict:
+    """Whether the loop stops after this state, and why: the GPU gate, the regression counter, the target."""
+    n = st["consecutive_regressions"]
+    reached = (st["best"] or {}).get("target_reached")
+    if st.get("gate_timeout"):
+        return {"stop": True, "stop_reason": f"no idle GPU within the gate's limit ({st['gate_timeout']})"}
+    if n >= params.max_consecutive_regressions:
+        return {"stop": True, "stop_reason": f"{n} consecutive regressions"}
+    if reached and all(reached.values()):
+        why = f"target reached: {st['best']['version']} is at the roofline target on every class"
+        return {"stop": True, "stop_reason": why}
+    return {"stop": False, "stop_reason": None}
+
+
+# --- the precheck: decisions made before any timing is compared ---------------------------------
+
+
+def _precheck(step: _Step) -> bool:
+    """The exits before timings are compared, in order; True when one of them decided."""
+    exits = (_masked, _gate_timed_out, _repair, _not_correct, _baseline)
+    return any(decided(step) for decided in exits)
+
+
+def _masked(step: _Step) -> bool:
+    """A masked version is out of the fold: recorded as masked, nothing else changes."""
+    if not step.cand.masked:
+        return False
+    step.comp.update(decision="masked", reason="masked", detail="masked: true in its metadata; out of the fold")
+    step.state["masked"].append(step.cand.version)
+    return True
+
+
+def _gate_timed_out(step: _Step) -> bool:
+    """No idle GPU within the gate's limit: nothing ran, and the loop stops."""
+    if not step.cand.gate_timeout:
+        return False
+    step.comp.update(decision="discard", reason="failed", detail=step.cand.reason)
+    step.state["gate_timeout"] = step.cand.reason
+    return True
+
+
+def _repair(step: _Step) -> bool:
+    """A repair (repair_of: vK): refused unless vK broke and is not abandoned; a failed one counts against vK."""
+    cand, comp, st = step.cand, step.comp, step.state
+    if not cand.repair_of:
+        return False
+    comp["repair_of"] = cand.repair_of
+    if cand.repair_of not in st["broken"]:
+        detail = (
+            f"repair_of: {cand.repair_of} was not incorrect or failed, so there is nothing to repair; "
+            "a new idea names its parent: instead"
         )
-        return _finish(comp, st, params)
+        comp.update(decision="discard", reason="invalid-repair", detail=detail)
+        return True
+    tried = st["repairs"].get(cand.repair_of, 0)
+    if cand.repair_of in st["abandoned"] or tried >= MAX_REPAIRS:
+        detail = f"{cand.repair_of} was abandoned after {MAX_REPAIRS} failed repairs; this repair is not evaluated"
+        comp.update(decision="discard", reason="repair-limit", detail=detail)
+        return True
+    if cand.status == "ok":
+        return False  # compared like any candidate
+    _failed_repair(step, tried + 1)
+    return True
 
-    if cand.repair_of:
-        comp["repair_of"] = cand.repair_of
-        tried = st["repairs"].get(cand.repair_of, 0)
-        if cand.repair_of in st["abandoned"] or tried >= MAX_REPAIRS:
-            comp.update(
-                decision="discard",
-                reason="repair-limit",
-                detail=f"{cand.repair_of} was abandoned after {MAX_REPAIRS} failed repairs; this repair is not evaluated",
-            )
-            return _finish(comp, st, params)
-        if cand.status != "ok":
-            tried += 1
-            st["repairs"][cand.repair_of] = tried
-            why = "incorrect" if cand.status == "incorrect" else "failed"
-            left = MAX_REPAIRS - tried
-            detail = f"repair {tried} of {MAX_REPAIRS} of {cand.repair_of} failed: {cand.reason}"
-            if left == 0:
-                st["abandoned"].append(cand.repair_of)
-                detail += f"; {cand.repair_of} is abandoned"
-            comp.update(decision="discard", reason=why, detail=detail)
-            st["broken"].append(cand.version)
-            return _finish(comp, st, params)  # repairs do not move the regression counter
 
-    if cand.status != "ok":
-        why = "incorrect" if cand.status == "incorrect" else "failed"
-        comp.update(decision="discard", reason=why, detail=cand.reason)
-        st["broken"].append(cand.version)
-        st.update(consecutive_regressions=0, last_small_direction={})
-        return _finish(comp, st, params)
+def _failed_repair(step: _Step, tried: int) -> None:
+    """Count a failed repair against its proposal (abandoned at MAX_REPAIRS); the regression counter stays."""
+    cand, st = step.cand, step.state
+    st["repairs"][cand.repair_of] = tried
+    detail = f"repair {tried} of {MAX_REPAIRS} of {cand.repair_of} failed: {cand.reason}"
+    if tried == MAX_REPAIRS:
+        st["abandoned"].append(cand.repair_of)
+        detail += f"; {cand.repair_of} is abandoned"
+    step.comp.update(decision="discard", reason=_failure(cand), detail=detail)
+    st["broken"].append(cand.version)
 
-    if cand.routes is not None and best is not None:
-        # a split: it targets the classes it sends to a kernel other than the best's
-        new_classes = sorted({cand.class_of[k] for k, use in cand.routes.items() if use != best["version"]})
-        cand = Candidate(**{**cand.__dict__, "target_classes": new_classes or None})
-        comp["dispatch"] = {"routes": cand.routes, "new_kernel_classes": new_classes}
 
-    if best is None:
-        comp.update(decision="baseline", reason="baseline", detail="first correct version")
-        st.update(best=_best_of(cand), consecutive_regressions=0, last_small_direction={})
-        if not cand.evidence:
-            comp["evidence"] = NOT_EVIDENCE
-        return _finish(comp, st, params)
+def _not_correct(step: _Step) -> bool:
+    """An incorrect or failed version is never kept; it resets the counter and "twice in a row"."""
+    cand = step.cand
+    if cand.status == "ok":
+        return False
+    step.comp.update(decision="discard", reason=_failure(cand), detail=cand.reason)
+    step.state["broken"].append(cand.version)
+    step.state.update(consecutive_regressions=0, last_small_direction={})
+    return True
 
-    missing = sorted(set(best["medians"]) ^ set(cand.medians))
-    if missing:
-        comp.update(decision="discard", reason="failed", detail=f"configs differ from the best's: {missing}")
-        st.update(consecutive_regressions=0, last_small_direction={})
-        return _finish(comp, st, params)
 
+def _failure(cand: Candidate) -> str:
+    """The reason a version that is not ok gives: incorrect or failed."""
+    return "incorrect" if cand.status == "incorrect" else "failed"
+
+
+def _baseline(step: _Step) -> bool:
+    """With no best yet, the first correct version is the baseline."""
+    if step.best is not None:
+        return False
+    step.comp.update(decision="baseline", reason="baseline", detail="first correct version")
+    step.state.update(best=_best_of(step.cand), consecutive_regressions=0, last_small_direction={})
+    if not step.cand.evidence:
+        step.comp["evidence"] = NOT_EVIDENCE
+    return True
+
+
+# --- the comparison with the best: per config, per class, then the decision -------------------
+
+
+def _compare_with_best(step: _Step) -> None:
+    """A correct version against the best: one row per config, a verdict per class, then the decision."""
+    _target_routed_classes(step)
+    if _configs_differ(step):
+        return
+    _config_rows(step)
+    _decide_on_verdicts(step, _class_verdicts(step))
+
+
+def _target_routed_classes(step: _Step) -> None:
+    """A dispatch (split) version targets the classes it routes to a kernel other than the best's."""
+    cand = step.cand
+    if cand.routes is None:
+        return
+    new_classes = sorted({cand.class_of[k] for k, use in cand.routes.items() if use != step.best["version"]})
+    step.cand = Candidate(**{**cand.__dict__, "target_classes": new_classes or None})
+    step.comp["dispatch"] = {"routes": step.cand.routes, "new_kernel_classes": new_classes}
+
+
+def _configs_differ(step: _Step) -> bool:
+    """A version measured on other configs than the best's cannot be compared: failed."""
+    missing = sorted(set(step.best["medians"]) ^ set(step.cand.medians))
+    if not missing:
+        return False
+    step.comp.update(decision="discard", reason="failed", detail=f"configs differ from the best's: {missing}")
+    step.state.update(consecutive_regressions=0, last_small_direction={})
+    return True
+
+
+def _config_rows(step: _Step) -> None:
+    """One comparison row per config: the script's median and the profiler's GPU time, each against the best's."""
+    cand, best = step.cand, step.best
     best_gpu = best.get("gpu_us") or {}
     for key, m in cand.medians.items():
         b = best["medians"][key]
@@ -210,139 +322,51 @@ def decide(state: dict, cand: Candidate, params: Params) -> tuple[dict, dict]:
             gpu_delta_pct=(cg / bg - 1) * 100 if bg and cg else None,
             timers_differ_pct=(cg / m - 1) * 100 if cg else None,
         )
-        comp["per_config"].append(row)
+        step.comp["per_config"].append(row)
 
-    last = state["last_small_direction"]
+
+def _class_verdicts(step: _Step) -> dict[str, str]:
+    """One row per config class (deltas and verdict), remembering sub-noise directions; class -> verdict."""
+    cand, last = step.cand, step.before["last_small_direction"]
     new_last: dict[str, int] = {}
     verdicts: dict[str, str] = {}
     for cls in _classes(cand):
         keys = [k for k in cand.medians if cand.class_of[k] == cls]
-        row, small = _class_row(cls, keys, cand, best, last.get(cls), params)
+        row, small = _class_row(cls, keys, cand, step.best, last.get(cls), step.params)
         if small is not None:
             new_last[cls] = small
         verdicts[cls] = row["verdict"]
-        speedup = 100.0 / (100.0 + row["delta_pct"])
-        if speedup > params.review_speedup:
-            comp.setdefault("review", []).append(
-                f"{cls}: {speedup:.1f}x faster than {best['version']} (over {params.review_speedup:g}x): check for "
-                "result reuse or skipped work before trusting it"
-            )
-        comp["per_class"].append(row)
-    st["last_small_direction"] = new_last
+        _flag_for_review(step, row)
+        step.comp["per_class"].append(row)
+    step.state["last_small_direction"] = new_last
+    return verdicts
 
-    targeted = set(verdicts) if cand.target_classes is None else set(cand.target_classes) & set(verdicts)
-    improved = [c for c, v in verdicts.items() if v == "improved"]
-    regressed = [c for c, v in verdicts.items() if v == "regressed"]
-    t_improved = [c for c in improved if c in targeted]
-    disputed = [c for c, v in verdicts.items() if v == "disputed"]
 
-    if disputed:
-        _disputed(comp, st, cand, disputed)
-    elif t_improved and regressed and cand.routes is not None:
-        # already a split: a class it routes elsewhere got slower, so it is not kept
-        comp.update(decision="discard", reason="regression", detail=f"improves {t_improved} but regresses {regressed}")
-        st["consecutive_regressions"] = state["consecutive_regressions"] + 1
-    elif t_improved and regressed:
-        comp.update(
-            decision="split-recommended",
-            reason="improved and regressed classes",
-            detail=f"improves {t_improved} but regresses {regressed}: keep {best['version']} for "
-            f"{regressed} and dispatch {t_improved} to {cand.version}",
-            split={
-                "improved": t_improved,
-                "regressed": regressed,
-                "dispatch": [{"when": _when(t_improved), "use": cand.version}, {"use": best["version"]}],
-            },
+def _classes(c: Candidate) -> list[str]:
+    """The candidate's config classes, in the order of its configs."""
+    seen: dict[str, None] = {}
+    for k in c.medians:
+        seen.setdefault(c.class_of[k], None)
+    return list(seen)
+
+
+def _flag_for_review(step: _Step, row: dict) -> None:
+    """Flag a class that is implausibly faster than the best (KernelBench's excessive-speedup check)."""
+    params = step.params
+    speedup = 100.0 / (100.0 + row["delta_pct"])
+    if speedup > params.review_speedup:
+        step.comp.setdefault("review", []).append(
+            f"{row['class']}: {speedup:.1f}x faster than {step.best['version']} (over {params.review_speedup:g}x): "
+            "check for result reuse or skipped work before trusting it"
         )
-        st["consecutive_regressions"] = 0
-    elif improved and not regressed:
-        off = [c for c in improved if c not in targeted]
-        detail = f"improved {improved}" + (f" (outside the target: {off})" if off else "")
-        comp.update(decision="keep", reason="improved", detail=detail)
-        st.update(best=_best_of(cand), consecutive_regressions=0)
-    elif regressed:
-        comp.update(decision="discard", reason="regression", detail=f"regressed {regressed}")
-        # repairs do not count as regressions
-        st["consecutive_regressions"] = state["consecutive_regressions"] + (0 if cand.repair_of else 1)
-        worst = max((r for r in comp["per_class"] if r["verdict"] == "regressed"), key=lambda r: r["delta_pct"])
-        st["recent_regressions"] = (
-            st["recent_regressions"]
-            + [
-                {
-                    "version": cand.version,
-                    "hypothesis": cand.hypothesis,
-                    "files": cand.files,
-                    "best": best["version"],
-                    "class": worst["class"],
-                    "best_us": worst["best_us"],
-                    "candidate_us": worst["candidate_us"],
-                    "best_gpu_us": worst["best_gpu_us"],
-                    "candidate_gpu_us": worst["candidate_gpu_us"],
-                    "basis": worst["basis"],
-                    "delta_pct": worst["delta_pct"],
-                }
-            ]
-        )[-RECENT:]
-    else:
-        comp.update(decision="discard", reason="tie", detail=f"every class within {params.noise_pct:g}% noise")
-        st["consecutive_regressions"] = 0
-    if cand.override and not disputed:
-        comp["override_ignored"] = "override: settles only a disputed version; the clocks agreed on this one"
-    if not cand.evidence:
-        _not_evidence(comp, st, state)
-    return _finish(comp, st, params)
 
 
-NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
+# --- one class: deltas on both clocks and a verdict ---------------------------------------------
 
 
-def _not_evidence(comp: dict, st: dict, state: dict) -> None:
-    """A verdict from CPU-interpreter timings: labelled, and the loop's counters left as they were."""
-    comp["evidence"] = NOT_EVIDENCE
-    for k in ("consecutive_regressions", "recent_regressions", "last_small_direction"):
-        st[k] = state[k]
-
-
-def _disputed(comp: dict, st: dict, cand: Candidate, disputed: list[str]) -> None:
-    """Not kept while its clocks disagree, unless a person settled it (``override``), recorded as such."""
-    st["consecutive_regressions"] = 0
-    detail = f"the profiler's GPU time and the script's timer point in opposite directions on {disputed}"
-    ov = cand.override
-    if not ov:
-        comp.update(decision="discard", reason="disputed", detail=detail + ": not kept without both clocks")
-        return
-    comp.update(decision=ov["decision"], reason="override", detail=f"{detail}; settled by hand: {ov['reason']}")
-    comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
-    if ov["decision"] == "keep":
-        st["best"] = _best_of(cand)
-
-
-def _value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _when(classes: list[str]) -> dict:
-    """The `when:` of a dispatch entry for these config classes ("N=256" -> {N: [256]}); a class
-    keyed on several columns gives the values of each (review it when the classes mix)."""
-    when: dict[str, list] = {}
-    for cls in classes:
-        if "=" not in cls:  # not a "col=value" class name: name the class itself
-            when.setdefault("config_class", []).append(cls)
-            continue
-        for part in cls.split(","):
-            col, _, val = part.partition("=")
-            v = _value(val)
-            if v not in when.setdefault(col, []):
-                when[col].append(v)
-    return when
-
-
-def _class_row(cls: str, keys: list[str], cand: Candidate, best: dict, last_dir: int | None, params: Params) -> tuple[dict, int | None]:
+def _class_row(
+    cls: str, keys: list[str], cand: Candidate, best: dict, last_dir: int | None, params: Params
+) -> tuple[dict, int | None]:
     """One class's deltas on both clocks and its verdict; also the sub-noise direction to remember
     for "twice in a row" (None when there is none)."""
     best_gpu = best.get("gpu_us") or {}
@@ -350,28 +374,10 @@ def _class_row(cls: str, keys: list[str], cand: Candidate, best: dict, last_dir:
     use_gpu = all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
     gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
     delta = gpu_delta if use_gpu else script_delta
-    direction, note, small = _sign(delta), None, None
-    if abs(delta) >= params.noise_pct:
-        verdict = "improved" if delta < 0 else "regressed"
-    elif abs(delta) < params.trend_floor_pct:
-        verdict = "tie"
-        note = f"under the {params.trend_floor_pct:g}% trend floor: does not count toward twice in a row"
-    elif direction != 0 and last_dir == direction:
-        verdict = "improved" if delta < 0 else "regressed"
-        note = f"below the {params.noise_pct:g}% noise threshold, but the same direction twice in a row"
-    else:
-        verdict, small = "tie", direction
+    verdict, note, small = _noise_verdict(delta, last_dir, params)
     clocks = None
     if use_gpu:
-        s_verdict = _plain_verdict(script_delta, params.noise_pct)
-        clocks = {"gpu_time": verdict, "script": s_verdict}
-        if {verdict, s_verdict} == {"improved", "regressed"}:
-            verdict, small = "disputed", None
-            note = (
-                f"disputed: the profiler's GPU time says {gpu_delta:+.2f}% ({clocks['gpu_time']}) but the script's "
-                f"timer {script_delta:+.2f}% ({s_verdict}); a keep needs both clocks (settle it by hand with "
-                "override: in the version's metadata)"
-            )
+        clocks, verdict, note, small = _both_clocks(verdict, note, small, script_delta, gpu_delta, params)
     disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
     if disagreement and use_gpu and verdict != "disputed":
         disagreement += "; the GPU time decides"
@@ -394,13 +400,49 @@ def _class_row(cls: str, keys: list[str], cand: Candidate, best: dict, last_dir:
     return row, small
 
 
-def _disagreement(keys: list[str], cand: Candidate, script_delta: float, gpu_delta: float | None, params: Params) -> str | None:
+def _noise_verdict(delta: float, last_dir: int | None, params: Params) -> tuple[str, str | None, int | None]:
+    """The deciding clock's verdict under the noise rule: (verdict, note, sub-noise direction to remember)."""
+    direction = _sign(delta)
+    if abs(delta) >= params.noise_pct:
+        return ("improved" if delta < 0 else "regressed"), None, None
+    if abs(delta) < params.trend_floor_pct:
+        return "tie", f"under the {params.trend_floor_pct:g}% trend floor: does not count toward twice in a row", None
+    if direction != 0 and last_dir == direction:
+        note = f"below the {params.noise_pct:g}% noise threshold, but the same direction twice in a row"
+        return ("improved" if delta < 0 else "regressed"), note, None
+    return "tie", None, direction
+
+
+def _both_clocks(
+    verdict: str, note: str | None, small: int | None, script_delta: float, gpu_delta: float, params: Params
+) -> tuple[dict, str, str | None, int | None]:
+    """Each clock's verdict; "disputed" (nothing remembered) when they point opposite ways beyond noise.
+    Returns (clocks, verdict, note, small)."""
+    s_verdict = _plain_verdict(script_delta, params.noise_pct)
+    clocks = {"gpu_time": verdict, "script": s_verdict}
+    if {verdict, s_verdict} != {"improved", "regressed"}:
+        return clocks, verdict, note, small
+    note = (
+        f"disputed: the profiler's GPU time says {gpu_delta:+.2f}% ({clocks['gpu_time']}) but the script's "
+        f"timer {script_delta:+.2f}% ({s_verdict}); a keep needs both clocks (settle it by hand with "
+        "override: in the version's metadata)"
+    )
+    return clocks, "disputed", note, None
+
+
+def _disagreement(
+    keys: list[str], cand: Candidate, script_delta: float, gpu_delta: float | None, params: Params
+) -> str | None:
     """Where the two clocks tell different stories (per config, or per class), in words."""
     out: list[str] = []
     if gpu_delta is not None:
-        s_verdict, g_verdict = _plain_verdict(script_delta, params.noise_pct), _plain_verdict(gpu_delta, params.noise_pct)
+        s_verdict = _plain_verdict(script_delta, params.noise_pct)
+        g_verdict = _plain_verdict(gpu_delta, params.noise_pct)
         if s_verdict != g_verdict or abs(script_delta - gpu_delta) > DISAGREE_PTS:
-            out.append(f"the script's timer says {script_delta:+.2f}% ({s_verdict}) but the profiler's GPU time {gpu_delta:+.2f}% ({g_verdict})")
+            out.append(
+                f"the script's timer says {script_delta:+.2f}% ({s_verdict}) "
+                f"but the profiler's GPU time {gpu_delta:+.2f}% ({g_verdict})"
+            )
     differ = [k for k in keys if cand.gpu_us.get(k) and abs(cand.gpu_us[k] / cand.medians[k] - 1) * 100 > DISAGREE_PTS]
     if differ:
         out.append(f"the profiler's GPU time and the script's median differ by more than {DISAGREE_PTS:g}% on {differ}")
@@ -408,10 +450,127 @@ def _disagreement(keys: list[str], cand: Candidate, script_delta: float, gpu_del
 
 
 def _plain_verdict(delta: float, noise: float) -> str:
+    """A delta against the noise threshold alone: improved, regressed or tie."""
     return "tie" if abs(delta) < noise else ("improved" if delta < 0 else "regressed")
 
 
+def _sign(x: float) -> int:
+    """-1, 0 or 1."""
+    return (x > 0) - (x < 0)
+
+
+# --- the decision from the class verdicts -------------------------------------------------------
+
+
+def _decide_on_verdicts(step: _Step, verdicts: dict[str, str]) -> None:
+    """Keep, split-recommended or discard from the class verdicts (the rules in the module docstring)."""
+    cand = step.cand
+    targeted = set(verdicts) if cand.target_classes is None else set(cand.target_classes) & set(verdicts)
+    improved = [c for c, v in verdicts.items() if v == "improved"]
+    regressed = [c for c, v in verdicts.items() if v == "regressed"]
+    t_improved = [c for c in improved if c in targeted]
+    disputed = [c for c, v in verdicts.items() if v == "disputed"]
+    if disputed:
+        _disputed(step, disputed)
+    elif t_improved and regressed and cand.routes is not None:
+        _split_regressed(step, t_improved, regressed)
+    elif t_improved and regressed:
+        _recommend_split(step, t_improved, regressed)
+    elif improved and not regressed:
+        _keep(step, improved, targeted)
+    elif regressed:
+        _regression(step, regressed)
+    else:
+        _tie(step)
+    if cand.override and not disputed:
+        step.comp["override_ignored"] = "override: settles only a disputed version; the clocks agreed on this one"
+    if not cand.evidence:
+        _not_evidence(step)
+
+
+def _disputed(step: _Step, disputed: list[str]) -> None:
+    """Not kept while its clocks disagree, unless a person settled it (``override``), recorded as such."""
+    comp, st, cand = step.comp, step.state, step.cand
+    st["consecutive_regressions"] = 0
+    detail = f"the profiler's GPU time and the script's timer point in opposite directions on {disputed}"
+    ov = cand.override
+    if not ov:
+        comp.update(decision="discard", reason="disputed", detail=detail + ": not kept without both clocks")
+        return
+    comp.update(decision=ov["decision"], reason="override", detail=f"{detail}; settled by hand: {ov['reason']}")
+    comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
+    if ov["decision"] == "keep":
+        st["best"] = _best_of(cand)
+
+
+def _split_regressed(step: _Step, t_improved: list[str], regressed: list[str]) -> None:
+    """Already a split: a class it routes elsewhere got slower, so it is not kept (a regression)."""
+    detail = f"improves {t_improved} but regresses {regressed}"
+    step.comp.update(decision="discard", reason="regression", detail=detail)
+    step.state["consecutive_regressions"] = step.before["consecutive_regressions"] + 1
+
+
+def _recommend_split(step: _Step, t_improved: list[str], regressed: list[str]) -> None:
+    """A targeted class improved while another regressed: propose dispatching each to its better kernel."""
+    best, version = step.best["version"], step.cand.version
+    step.comp.update(
+        decision="split-recommended",
+        reason="improved and regressed classes",
+        detail=f"improves {t_improved} but regresses {regressed}: keep {best} for "
+        f"{regressed} and dispatch {t_improved} to {version}",
+        split={
+            "improved": t_improved,
+            "regressed": regressed,
+            "dispatch": [{"when": _when(t_improved), "use": version}, {"use": best}],
+        },
+    )
+    step.state["consecutive_regressions"] = 0
+
+
+def _keep(step: _Step, improved: list[str], targeted: set[str]) -> None:
+    """Something improved and nothing regressed: the candidate is the new best."""
+    off = [c for c in improved if c not in targeted]
+    detail = f"improved {improved}" + (f" (outside the target: {off})" if off else "")
+    step.comp.update(decision="keep", reason="improved", detail=detail)
+    step.state.update(best=_best_of(step.cand), consecutive_regressions=0)
+
+
+def _regression(step: _Step, regressed: list[str]) -> None:
+    """A class regressed: discard, count it (repairs do not count), and remember the worst class."""
+    cand, st = step.cand, step.state
+    step.comp.update(decision="discard", reason="regression", detail=f"regressed {regressed}")
+    st["consecutive_regressions"] = step.before["consecutive_regressions"] + (0 if cand.repair_of else 1)
+    worst = max((r for r in step.comp["per_class"] if r["verdict"] == "regressed"), key=lambda r: r["delta_pct"])
+    st["recent_regressions"] = (st["recent_regressions"] + [_regression_entry(step, worst)])[-RECENT:]
+
+
+def _regression_entry(step: _Step, worst: dict) -> dict:
+    """What the next proposal reads about a regression: the idea, its files and its worst class."""
+    cand = step.cand
+    entry = {"version": cand.version, "hypothesis": cand.hypothesis, "files": cand.files, "best": step.best["version"]}
+    for k in ("class", "best_us", "candidate_us", "best_gpu_us", "candidate_gpu_us", "basis", "delta_pct"):
+        entry[k] = worst[k]
+    return entry
+
+
+def _tie(step: _Step) -> None:
+    """Every class within noise: discard as a tie; the counter resets."""
+    step.comp.update(decision="discard", reason="tie", detail=f"every class within {step.params.noise_pct:g}% noise")
+    step.state["consecutive_regressions"] = 0
+
+
+def _not_evidence(step: _Step) -> None:
+    """A verdict from CPU-interpreter timings: labelled, and the loop's counters left as they were."""
+    step.comp["evidence"] = NOT_EVIDENCE
+    for k in ("consecutive_regressions", "recent_regressions", "last_small_direction"):
+        step.state[k] = step.before[k]
+
+
+# --- the state's best, and a split's dispatch entry ----------------------------------------------
+
+
 def _best_of(c: Candidate) -> dict:
+    """The state's record of a best version: its timings and roofline targets."""
     return {
         "version": c.version,
         "medians": dict(c.medians),
@@ -420,29 +579,27 @@ def _best_of(c: Candidate) -> dict:
     }
 
 
-def _finish(comp: dict, st: dict, params: Params) -> tuple[dict, dict]:
-    n = st["consecutive_regressions"]
-    reached = (st["best"] or {}).get("target_reached")
-    if st.get("gate_timeout"):
-        st.update(stop=True, stop_reason=f"no idle GPU within the gate's limit ({st['gate_timeout']})")
-    elif n >= params.max_consecutive_regressions:
-        st.update(stop=True, stop_reason=f"{n} consecutive regressions")
-    elif reached and all(reached.values()):
-        st.update(
-            stop=True,
-            stop_reason=f"target reached: {st['best']['version']} is at the roofline target on every class",
-        )
-    else:
-        st.update(stop=False, stop_reason=None)
-    comp["best_after"] = st["best"]["version"] if st["best"] else None
-    comp["state"] = st
-    return comp, st
+def _when(classes: list[str]) -> dict:
+    """The `when:` of a dispatch entry for these config classes ("N=256" -> {N: [256]}); a class
+    keyed on several columns gives the values of each (review it when the classes mix)."""
+    when: dict[str, list] = {}
+    for cls in classes:
+        if "=" not in cls:  # not a "col=value" class name: name the class itself
+            when.setdefault("config_class", []).append(cls)
+            continue
+        for part in cls.split(","):
+            col, _, val = part.partition("=")
+            v = _value(val)
+            if v not in when.setdefault(col, []):
+                when[col].append(v)
+    return when
 
 
-def fold(candidates: list[Candidate], params: Params) -> tuple[list[dict], dict]:
-    """Decide a whole sequence (what the graph's compare chain computes one link at a time)."""
-    state, out = initial_state(), []
-    for c in candidates:
-        comp, state = decide(state, c, params)
-        out.append(comp)
-    return out, state
+def _value(text: str):
+    """A class name's value as int, float or (failing both) the text."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
