@@ -24,9 +24,12 @@ def summary(comp: dict) -> dict:
 
 
 def latest(results: str | Path, versions: list[str]) -> dict | None:
-    """The state after the last of ``versions`` that has a comparison in ``results``, or None."""
+    """The state after the last of ``versions`` that has a comparison in ``results``: state.json
+    when it was written after that same version, else built from that comparison; None if none."""
     for v in reversed(versions):
         p = Path(results) / v / "compare.json"
         if p.is_file():
-            return summary(json.loads(p.read_text()))
+            saved = Path(results) / "state.json"
+            doc = json.loads(saved.read_text()) if saved.is_file() else {}
+            return doc if doc.get("after") == v else summary(json.loads(p.read_text()))
     return None
