@@ -4,6 +4,7 @@ per config in a child process under the GPU gate, and refuse figures beyond the 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -11,8 +12,30 @@ import pandas as pd
 from kopt.measure.runner import run_gated
 from kopt.steps.common import child_request, config_cells, records_of, write_json
 from kopt.workspace.provenance import hashes, now
-from kopt.workspace.records import BENCH_COLUMNS
+from kopt.workspace.records import BENCH_COLUMNS, SampleRow
 from kopt.workspace.target import load_workspace
+
+# what a child's record per config gives each bench.csv row (the rest: key, class, status, device, error)
+MEASURED = [c for c in BENCH_COLUMNS if c not in ("config_key", "config_class", "status", "device", "error")]
+NOTE_GPU = "median of CUDA-event samples, L2 flushed and outputs checked around every call"
+NOTE_CPU = "cpu-interpreter figures are Triton-interpreter timings on the CPU: not GPU performance"
+NOTE_INPUTS = (
+    "every call draws fresh inputs (a new seed) into one of a pool of input sets visited in random cycles "
+    "(the timed and profiled calls are whole cycles); each call's outputs are checked against the reference of its own inputs"
+)
+
+
+@dataclass
+class Timing:
+    """What the bench child gave: rows of bench.csv, samples, and where and how it ran."""
+
+    device: str
+    rows: list[dict]
+    samples: list[dict] = field(default_factory=list)
+    inputs: dict = field(default_factory=dict)
+    env: dict | None = None
+    child: str = "not run"
+    gate: dict | None = None
 
 
 def bench(
@@ -34,61 +57,57 @@ def bench(
     ws = load_workspace(Path(target).parent, versions=False)
     corr = json.loads(Path(correctness_json).read_text())
     req = child_request(ws, kernel, params, impl)
-    device = corr["device"]
-    method = "cpu-interpreter" if device == "cpu" else "cuda-events"
-    rows, samples, env, child, gate, inputs = [], [], corr["provenance"].get("env"), "not run", None, {}
-    items = req["configs_by_device"]["cpu" if device == "cpu" else "cuda"]
+    items = req["configs_by_device"]["cpu" if corr["device"] == "cpu" else "cuda"]
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
-        rows = [{**config_cells(it), "status": "skipped", "device": device, "method": method, "error": why} for it in items]
+        method = "cpu-interpreter" if corr["device"] == "cpu" else "cuda-events"
+        rows = [{**config_cells(it), "status": "skipped", "device": corr["device"], "method": method, "error": why} for it in items]
+        t = Timing(corr["device"], rows, env=corr["provenance"].get("env"))
     else:
-        outcome = run_gated("bench", req, params, timeout_s=params["timeout_s"], log_path=log)
-        device, records, err, env2 = records_of(outcome, req)
-        env, child, gate = env2 or env, outcome.status, outcome.gate
-        gpu = (env or {}).get("gpu") or "cpu"
-        for r in records:
-            row = {**config_cells(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
-            if "median_us" in r:
-                row.update({k: r.get(k) for k in ("median_us", "host_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "flops", "bytes")})
-                row.update(method=r["method"], profiler_us=r.get("profiler_us"), event_null_us=r.get("event_null_us"))
-                row.update(profiled_event_us=r.get("profiled_event_us"), profiled_host_us=r.get("profiled_host_us"))
-                row.update(sm_clock_mhz=r.get("sm_clock_mhz"), throttled=r.get("throttled"))
-                samples += [{"config_key": r["key"], "sample": i, **s} for i, s in enumerate(r["samples"])]
-                inputs[r["key"]] = {**r["inputs"], "l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
-            else:
-                row["method"] = method
-            rows.append(row)
+        t = _timed(req, params, log, corr["provenance"].get("env"))
     limit_check = None
     if hardware_json:
-        limit_check = refuse_beyond_hardware(rows, json.loads(Path(hardware_json).read_text()), params.get("ceiling_margin_pct", 15.0))
-    cfg_cols = list(items[0]["config"]) if items else []
-    df = pd.DataFrame(rows, columns=cfg_cols + BENCH_COLUMNS)
+        hw = json.loads(Path(hardware_json).read_text())
+        limit_check = refuse_beyond_hardware(t.rows, hw, params.get("ceiling_margin_pct", 15.0))
+    df = pd.DataFrame(t.rows, columns=(list(items[0]["config"]) if items else []) + BENCH_COLUMNS)
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out_csv, index=False)
-    pd.DataFrame(samples, columns=["config_key", "sample", "us", "host_us", "seed", "set"]).to_csv(out_samples, index=False)
-    write_json(
-        out_meta,
-        {
-            "version": version,
-            "device": device,
-            "timing": {
-                "method": method,
-                "note": "cpu-interpreter figures are Triton-interpreter timings on the CPU: not GPU performance"
-                if device == "cpu"
-                else "median of CUDA-event samples, L2 flushed and outputs checked around every call",
-                "opts": params.get("bench", {}),
-            },
-            "physical_limit": limit_check,
-            "inputs": {
-                "settings": params.get("inputs", {}),
-                "note": "every call draws fresh inputs (a new seed) into one of a pool of input sets visited in "
-                "random cycles (the timed and profiled calls are whole cycles); each call's outputs are checked against the reference of its own inputs",
-                "per_config": inputs,
-            },
-            "provenance": {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": env, "child": child, "gate": gate},
-        },
-    )
+    pd.DataFrame(t.samples, columns=list(SampleRow.model_fields)).to_csv(out_samples, index=False)
+    prov = {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": t.env, "child": t.child, "gate": t.gate}
+    write_json(out_meta, _meta(version, t, params, limit_check, prov))
     return df
+
+
+def _timed(req: dict, params: dict, log: str, env: dict | None) -> Timing:
+    """One bench child over every config; a config it did not finish gets the error."""
+    outcome = run_gated("bench", req, params, timeout_s=params["timeout_s"], log_path=log)
+    device, records, err, child_env = records_of(outcome, req)
+    t = Timing(device, [], env=child_env or env, child=outcome.status, gate=outcome.gate)
+    gpu = (t.env or {}).get("gpu") or "cpu"
+    for r in records:
+        row = {**config_cells(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
+        if "median_us" in r:
+            row.update({k: r.get(k) for k in MEASURED})
+            t.samples += [{"config_key": r["key"], "sample": i, **s} for i, s in enumerate(r["samples"])]
+            extra = {"l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
+            t.inputs[r["key"]] = {**r["inputs"], **extra}
+        else:
+            row["method"] = "cpu-interpreter" if device == "cpu" else "cuda-events"
+        t.rows.append(row)
+    return t
+
+
+def _meta(version: str, t: Timing, params: dict, limit_check: dict | None, provenance: dict) -> dict:
+    """bench.json: how the figures were taken, the physical-limit check, the inputs, provenance."""
+    method = "cpu-interpreter" if t.device == "cpu" else "cuda-events"
+    return {
+        "version": version,
+        "device": t.device,
+        "timing": {"method": method, "note": NOTE_CPU if t.device == "cpu" else NOTE_GPU, "opts": params.get("bench", {})},
+        "physical_limit": limit_check,
+        "inputs": {"settings": params.get("inputs", {}), "note": NOTE_INPUTS, "per_config": t.inputs},
+        "provenance": provenance,
+    }
 
 
 def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> dict:

@@ -166,16 +166,16 @@ def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
 def bottleneck(
     *, version: str, profile_json: str, bench_csv: str, hardware_json: str, out_json: str, settings: dict
 ) -> dict:
+    """Roofline per config and the bottleneck per config class, with next directions."""
     prof = json.loads(Path(profile_json).read_text())
     hwd = json.loads(Path(hardware_json).read_text())
-    ceil = hwd["ceilings"]
     df = pd.read_csv(bench_csv)
     target = settings["target_fraction"]
     doc: dict = {
         "version": version,
         "status": "ok",
         "gpu": hwd["gpu"],
-        "ceilings": ceil,
+        "ceilings": hwd["ceilings"],
         "target_fraction": target,
         "classes": [],
         "provenance": {"created": now(), "settings": settings},
@@ -184,56 +184,62 @@ def bottleneck(
         doc.update(status="skipped", reason=prof.get("error") or "benchmark did not pass")
         write_json(out_json, doc)
         return doc
-    cfg_cols = config_columns(df)
     prof_by_class = {c["class"]: c for c in prof["classes"]}
     for cls, rows in df.groupby("config_class", sort=False):
-        points = []
-        for r in rows.itertuples():
-            cfg = {c: getattr(r, c) for c in cfg_cols}
-            gpu_us = r.profiler_us if pd.notna(r.profiler_us) else None
-            t = gpu_us or r.median_us
-            p = point(
-                flops=r.flops if pd.notna(r.flops) else None,
-                nbytes=r.bytes if pd.notna(r.bytes) else None,
-                time_us=float(t),
-                peak_tflops=hw.peak_for(ceil, cfg),
-                peak_gbps=ceil["memory_gbps"],
-                target_fraction=target,
-            )
-            p.update(config_key=r.config_key, time_basis="profiler" if gpu_us else "script")
-            points.append(p)
-        pc = prof_by_class.get(cls, {})
-        fracs = [p["fraction"] for p in points if p["fraction"] is not None]
-        worst = min(fracs) if fracs else None
-        k = pc.get("counters")
-        if k and k.get("sm_throughput_pct") is not None and k.get("memory_throughput_pct") is not None:
-            verdict = bn.classify_counters(
-                sm_pct=k["sm_throughput_pct"],
-                mem_pct=k["memory_throughput_pct"],
-                theoretical_occupancy_pct=k.get("theoretical_occupancy_pct"),
-                occupancy_limiter=k.get("occupancy_limiter"),
-                waves_per_sm=k.get("waves_per_sm"),
-            )
-        else:
-            profiled = next((p for p in points if p["config_key"] == pc.get("key")), points[-1])
-            verdict = bn.classify_roofline(fraction=profiled["fraction"], side=profiled["side"])
-        doc["classes"].append(
-            {
-                "class": cls,
-                "bottleneck": verdict["class"],
-                "evidence": verdict["evidence"],
-                "why": verdict["why"],
-                "numbers": verdict["numbers"],
-                "hottest_kernel": (pc.get("hottest") or {}).get("name"),
-                "profiled_config": pc.get("key"),
-                "roofline": points,
-                "roofline_fraction_min": worst,
-                "target_reached": worst is not None and worst >= target,
-                "next_directions": bn.next_directions(verdict["class"], "triton"),
-                "rules": (k or {}).get("rules", []),
-                "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
-            }
-        )
+        points = _roofline_points(rows, config_columns(df), hwd["ceilings"], target)
+        doc["classes"].append(_class_bottleneck(cls, points, prof_by_class.get(cls, {}), target))
     doc["target_reached_all"] = bool(doc["classes"]) and all(c["target_reached"] for c in doc["classes"])
     write_json(out_json, doc)
     return doc
+
+
+def _roofline_points(rows: pd.DataFrame, cfg_cols: list[str], ceil: dict, target: float) -> list[dict]:
+    """Each config's roofline point, on the profiler's GPU time where bench has it."""
+    points = []
+    for r in rows.itertuples():
+        cfg = {c: getattr(r, c) for c in cfg_cols}
+        gpu_us = r.profiler_us if pd.notna(r.profiler_us) else None
+        p = point(
+            flops=r.flops if pd.notna(r.flops) else None,
+            nbytes=r.bytes if pd.notna(r.bytes) else None,
+            time_us=float(gpu_us or r.median_us),
+            peak_tflops=hw.peak_for(ceil, cfg),
+            peak_gbps=ceil["memory_gbps"],
+            target_fraction=target,
+        )
+        p.update(config_key=r.config_key, time_basis="profiler" if gpu_us else "script")
+        points.append(p)
+    return points
+
+
+def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float) -> dict:
+    """One class's verdict: from the profiler's counters when it has them, else its roofline."""
+    fracs = [p["fraction"] for p in points if p["fraction"] is not None]
+    worst = min(fracs) if fracs else None
+    k = pc.get("counters")
+    if k and k.get("sm_throughput_pct") is not None and k.get("memory_throughput_pct") is not None:
+        verdict = bn.classify_counters(
+            sm_pct=k["sm_throughput_pct"],
+            mem_pct=k["memory_throughput_pct"],
+            theoretical_occupancy_pct=k.get("theoretical_occupancy_pct"),
+            occupancy_limiter=k.get("occupancy_limiter"),
+            waves_per_sm=k.get("waves_per_sm"),
+        )
+    else:
+        profiled = next((p for p in points if p["config_key"] == pc.get("key")), points[-1])
+        verdict = bn.classify_roofline(fraction=profiled["fraction"], side=profiled["side"])
+    return {
+        "class": cls,
+        "bottleneck": verdict["class"],
+        "evidence": verdict["evidence"],
+        "why": verdict["why"],
+        "numbers": verdict["numbers"],
+        "hottest_kernel": (pc.get("hottest") or {}).get("name"),
+        "profiled_config": pc.get("key"),
+        "roofline": points,
+        "roofline_fraction_min": worst,
+        "target_reached": worst is not None and worst >= target,
+        "next_directions": bn.next_directions(verdict["class"], "triton"),
+        "rules": (k or {}).get("rules", []),
+        "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
+    }
