@@ -1,9 +1,19 @@
 """Measured ceilings (child process, on the GPU): device-to-device copy bandwidth and the vendor
-library's matmul rate per dtype, each the median of repeated runs."""
+library's matmul rate per dtype, each the median of repeated runs.
+
+Every run is one ``kopt.measure.timing.event_time_us``, the timer of the kernel's own calls: CUDA
+events and a device-wide synchronize on a GPU, wall time on the CPU. The ceilings time a library
+operation on buffers much larger than the L2, without the kernel's L2 flush and spin."""
 
 from __future__ import annotations
 
-# --- measurement (child process; torch) -------------------------------------------------------
+import torch
+
+from kopt.measure.timing import event_time_us
+
+WARMUP = 3  # untimed calls before the timed runs
+MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+NOT_ON_CPU = {"tflops": None, "note": "not measured on the CPU"}
 
 
 def _median(xs: list[float]) -> float:
@@ -12,87 +22,87 @@ def _median(xs: list[float]) -> float:
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
+def _timed_seconds(fn, device: str, runs: int) -> list[float]:
+    """``runs`` timings of ``fn`` in seconds, after ``WARMUP`` untimed calls."""
+    for _ in range(WARMUP):
+        fn()
+    return [event_time_us(fn, device, spin=False).us * 1e-6 for _ in range(runs)]
+
+
 def measure_ceilings(device: str, runs: int = 10) -> dict:
     """Copy bandwidth (bytes read + written) and matmul TFLOP/s per dtype, medians of ``runs``."""
-    import torch
-
-    def timed(fn) -> list[float]:
-        for _ in range(3):
-            fn()
-        out = []
-        for _ in range(runs):
-            if device == "cuda":
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                fn()
-                b.record()
-                torch.cuda.synchronize()
-                out.append(a.elapsed_time(b) * 1e-3)
-            else:
-                import time
-
-                t0 = time.perf_counter()
-                fn()
-                out.append(time.perf_counter() - t0)
-        return out
-
     res: dict = {"device": device, "runs": runs, "copy": None, "copy_methods": {}, "matmul": {}}
+    res["copy_methods"] = _copy_methods(device, runs)
+    best = max(res["copy_methods"], key=lambda k: res["copy_methods"][k]["gbps"])
+    res["copy"] = {**res["copy_methods"][best], "best_of": sorted(res["copy_methods"])}
+    n = 8192 if device == "cuda" else 512
+    for key, dt in MATMUL_DTYPES.items():
+        if device == "cpu" and key in ("tf32", "fp16"):
+            res["matmul"][key] = dict(NOT_ON_CPU)
+        else:
+            res["matmul"][key] = _matmul_rate(device, runs, n, dt, tf32=key == "tf32")
+    res["matmul"]["fp8"] = _fp8_matmul_rate(device, runs, n) if device == "cuda" else dict(NOT_ON_CPU)
+    return res
+
+
+def _copy_methods(device: str, runs: int) -> dict:
+    """Two ways of moving the bytes; the ceiling is the faster (the first alone measured 2.87 TB/s
+    on the H100 while a Triton softmax moved 2.99 TB/s)."""
     n_bytes = (1 << 30) if device == "cuda" else (64 << 20)
     src = torch.ones(n_bytes // 4, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)
-    # Two ways of moving the bytes; the ceiling is the faster (the first alone measured 2.87 TB/s
-    # on the H100 while a Triton softmax moved 2.99 TB/s).
     methods = {
         "memcpy": ("torch copy_ (cudaMemcpyAsync device to device)", lambda: dst.copy_(src)),
-        "elementwise": ("torch.mul(src, 1, out=dst) (vectorized elementwise kernel)", lambda: torch.mul(src, 1.0, out=dst)),
+        "elementwise": (
+            "torch.mul(src, 1, out=dst) (vectorized elementwise kernel)",
+            lambda: torch.mul(src, 1.0, out=dst),
+        ),
     }
+    out = {}
     for key, (label, fn) in methods.items():
-        secs = timed(fn)
-        res["copy_methods"][key] = {
+        secs = _timed_seconds(fn, device, runs)
+        out[key] = {
             "bytes": 2 * n_bytes,
             "gbps": 2 * n_bytes / _median(secs) / 1e9,
             "samples_gbps": [2 * n_bytes / s / 1e9 for s in secs],
             "method": f"{label}, bytes read + written",
         }
-    best = max(res["copy_methods"], key=lambda k: res["copy_methods"][k]["gbps"])
-    res["copy"] = {**res["copy_methods"][best], "best_of": sorted(res["copy_methods"])}
-    del src, dst
-    n = 8192 if device == "cuda" else 512
-    plans = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-    for key, dt in plans.items():
-        if device == "cpu" and key in ("tf32", "fp16"):
-            res["matmul"][key] = {"tflops": None, "note": "not measured on the CPU"}
-            continue
-        prev = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = key == "tf32"
-        try:
-            a = torch.randn(n, n, device=device, dtype=dt)
-            b = torch.randn(n, n, device=device, dtype=dt)
-            secs = timed(lambda: torch.matmul(a, b))
-            res["matmul"][key] = {
-                "n": n,
-                "tflops": 2 * n**3 / _median(secs) / 1e12,
-                "samples_tflops": [2 * n**3 / s / 1e12 for s in secs],
-                "method": f"torch.matmul {n}^3 ({'cuBLAS/hipBLAS' if device == 'cuda' else 'CPU BLAS'})",
-            }
-        except Exception as e:  # noqa: BLE001 - a dtype the device lacks is recorded, not fatal
-            res["matmul"][key] = {"tflops": None, "note": f"{type(e).__name__}: {e}"}
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = prev
-    if device == "cuda":
-        try:
-            a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
-            b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
-            one = torch.ones((), device=device)
-            secs = timed(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
-            res["matmul"]["fp8"] = {
-                "n": n,
-                "tflops": 2 * n**3 / _median(secs) / 1e12,
-                "samples_tflops": [2 * n**3 / s / 1e12 for s in secs],
-                "method": f"torch._scaled_mm e4m3 {n}^3",
-            }
-        except Exception as e:  # noqa: BLE001
-            res["matmul"]["fp8"] = {"tflops": None, "note": f"{type(e).__name__}: {e}"}
-    else:
-        res["matmul"]["fp8"] = {"tflops": None, "note": "not measured on the CPU"}
-    return res
+    return out
+
+
+def _matmul_record(n: int, secs: list[float], method: str) -> dict:
+    return {
+        "n": n,
+        "tflops": 2 * n**3 / _median(secs) / 1e12,
+        "samples_tflops": [2 * n**3 / s / 1e12 for s in secs],
+        "method": method,
+    }
+
+
+def _matmul_rate(device: str, runs: int, n: int, dt: torch.dtype, *, tf32: bool) -> dict:
+    """torch.matmul of two ``n`` x ``n`` matrices of ``dt`` (TF32 allowed only when ``tf32``)."""
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        a = torch.randn(n, n, device=device, dtype=dt)
+        b = torch.randn(n, n, device=device, dtype=dt)
+        secs = _timed_seconds(lambda: torch.matmul(a, b), device, runs)
+        return _matmul_record(n, secs, f"torch.matmul {n}^3 ({'cuBLAS/hipBLAS' if device == 'cuda' else 'CPU BLAS'})")
+    except Exception as e:  # noqa: BLE001 - a dtype the device lacks is recorded, not fatal
+        return {"tflops": None, "note": f"{type(e).__name__}: {e}"}
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+def _fp8_matmul_rate(device: str, runs: int, n: int) -> dict:
+    """torch._scaled_mm of two ``n`` x ``n`` e4m3 matrices into bfloat16 (GPU only)."""
+    try:
+        a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
+        b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
+        one = torch.ones((), device=device)
+        secs = _timed_seconds(
+            lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), device, runs
+        )
+        return _matmul_record(n, secs, f"torch._scaled_mm e4m3 {n}^3")
+    except Exception as e:  # noqa: BLE001
+        return {"tflops": None, "note": f"{type(e).__name__}: {e}"}

@@ -17,6 +17,7 @@ process that started it is gone (kill -9 of Snakemake).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -89,10 +90,8 @@ def _describe_exit(rc: int) -> str:
 
 def _die_with_parent() -> None:
     """In the child, before exec: SIGKILL when the process that started it dies (Linux)."""
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _snakemake_pid() -> int | None:
@@ -145,64 +144,68 @@ def run_child(
         req.write_text(json.dumps(request))
         log = Path(log_path) if log_path else tmp / "child.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        child_env = dict(os.environ)
-        child_env.update(env or {})
-        child_env["PYTHONUNBUFFERED"] = "1"
         with open(log, "ab") as logf:
-            proc = subprocess.Popen(
-                [*(wrapper or []), sys.executable, "-m", "kopt.measure.child", task, str(req), str(out), str(prog)],
-                stdout=logf,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=child_env,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            proc = _start(task, [str(req), str(out), str(prog)], logf, env, wrapper)
             records: list[dict] = []
             state = {"last": time.monotonic(), "current": None, "device": None}
             with _group_killed_on_exit(proc):
                 rc, timed_out = _watch(proc, prog, records, state, timeout_s, startup_timeout_s)
-        tail = _tail(log)
-        dev = state["device"]
-        where = f" while running {state['current']}" if state["current"] else ""
-        if rc is not None and rc < 0 and -rc in EXTERNAL:
-            raise Interrupted(
-                f"kopt: the kernel process ({task}) was stopped from outside by {signal.Signals(-rc).name}{where} "
-                "(the OOM killer, a user or an interrupted run): the job fails so that a rerun measures again; "
-                "no verdict was written"
-            )
-        if timed_out:
-            where = f" in {state['current']}" if state["current"] else " before the first config started"
-            return ChildOutcome(
-                "timeout",
-                error=f"timed out: no progress for {timeout_s:g} s{where}; the process was killed",
-                records=records,
-                current=state["current"],
-                device=dev,
-                log_tail=tail,
-            )
-        payload = None
-        if out.is_file():
-            try:
-                payload = json.loads(out.read_text())
-            except json.JSONDecodeError:
-                payload = None
-        if rc == 0 and payload and payload.get("ok"):
-            return ChildOutcome("ok", result=payload["result"], records=records, device=dev, log_tail=tail)
-        if payload and payload.get("error"):
-            return ChildOutcome(
-                "raised", error=payload["error"], records=records, current=state["current"], device=dev, log_tail=tail
-            )
-        last = tail.strip().splitlines()[-1:] if tail.strip() else []
-        detail = f" (last output: {last[0][:300]})" if last else ""
-        return ChildOutcome(
-            "crashed",
-            error=f"{_describe_exit(rc)}{where}{detail}",
-            records=records,
-            current=state["current"],
-            device=dev,
-            log_tail=tail,
+        return _outcome(task, rc, timed_out, timeout_s, out, records, state, _tail(log))
+
+
+def _start(task: str, paths: list[str], logf, env: dict[str, str] | None, wrapper: list[str] | None):
+    """The child process, in its own session (process group), its output to ``logf``; it dies
+    with this process (``_die_with_parent``)."""
+    child_env = dict(os.environ)
+    child_env.update(env or {})
+    child_env["PYTHONUNBUFFERED"] = "1"
+    return subprocess.Popen(
+        [*(wrapper or []), sys.executable, "-m", "kopt.measure.child", task, *paths],
+        stdout=logf,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=child_env,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
+
+
+def _outcome(
+    task: str, rc: int | None, timed_out: bool, timeout_s: float, out: Path, records: list, state: dict, tail: str
+) -> ChildOutcome:
+    """What the finished child's exit, progress and result file say: ``Interrupted`` (raised) when
+    it was stopped from outside, else timeout, ok, raised or crashed."""
+    cur, dev = state["current"], state["device"]
+    where = f" while running {cur}" if cur else ""
+    if rc is not None and rc < 0 and -rc in EXTERNAL:
+        raise Interrupted(
+            f"kopt: the kernel process ({task}) was stopped from outside by {signal.Signals(-rc).name}{where} "
+            "(the OOM killer, a user or an interrupted run): the job fails so that a rerun measures again; "
+            "no verdict was written"
         )
+    if timed_out:
+        at = f" in {cur}" if cur else " before the first config started"
+        error = f"timed out: no progress for {timeout_s:g} s{at}; the process was killed"
+        return ChildOutcome("timeout", error=error, records=records, current=cur, device=dev, log_tail=tail)
+    payload = _read_payload(out)
+    if rc == 0 and payload and payload.get("ok"):
+        return ChildOutcome("ok", result=payload["result"], records=records, device=dev, log_tail=tail)
+    if payload and payload.get("error"):
+        return ChildOutcome("raised", error=payload["error"], records=records, current=cur, device=dev, log_tail=tail)
+    last = tail.strip().splitlines()[-1:] if tail.strip() else []
+    detail = f" (last output: {last[0][:300]})" if last else ""
+    error = f"{_describe_exit(rc)}{where}{detail}"
+    return ChildOutcome("crashed", error=error, records=records, current=cur, device=dev, log_tail=tail)
+
+
+def _read_payload(out: Path) -> dict | None:
+    """The child's result file, or None when it wrote none or an unreadable one."""
+    if not out.is_file():
+        return None
+    try:
+        return json.loads(out.read_text())
+    except json.JSONDecodeError:
+        return None
 
 
 def _watch(proc, prog: Path, records: list, state: dict, timeout_s: float, startup_timeout_s: float):
@@ -249,10 +252,8 @@ def _raise_terminated(signum, frame):
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 

@@ -1,6 +1,8 @@
 """Per-config timing that the kernel under test cannot fool (child side).
 
-Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed_call``:
+Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed_call``, and
+every timing on this side (those calls, the timer's empty event pair, the measured ceilings of
+kopt.measure.ceilings) is one ``event_time_us``. A ``timed_call`` is:
 
 * the next input set of the pool, redrawn with a fresh seed, its outputs poisoned (kopt.measure.trial):
   the kernel never sees the same input values twice, nor the same buffers twice in a row;
@@ -22,6 +24,7 @@ import contextlib
 import math
 import time
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -67,7 +70,8 @@ class Lab:
 
     def __init__(self, device: str, flush_l2: bool):
         self.device = device
-        self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if device == "cuda" and flush_l2 else None
+        on = device == "cuda" and flush_l2
+        self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if on else None
         self.l2 = PersistingL2(device)
 
     def clear_caches(self) -> None:
@@ -82,31 +86,53 @@ def _range(name: str, on: bool):
     return record_function(name) if on else contextlib.nullcontext()
 
 
-def timed_call(trial: Trial, lab: Lab, *, where: str, verify: bool = True, profiled: bool = False, on_enqueued=None) -> Sample:
-    """One call of the kernel, the way every call is made (see the module's docstring)."""
-    cuda = lab.device == "cuda"
-    with _range(torchtrace.PREP, profiled):
-        s = trial.prepare()
-        if cuda:
-            lab.clear_caches()
-            torch.cuda._sleep(SPIN_CYCLES)
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+class Timed(NamedTuple):
+    us: float  # the call on its clock: CUDA events on a GPU, perf_counter on the CPU
+    host_us: float  # how long the call kept the host before returning
+    ret: Any  # what the call returned
+
+
+def event_time_us(
+    fn, device: str, *, caches: Lab | None = None, spin: bool = True, on_enqueued=None, profiled: bool = False
+) -> Timed:
+    """``fn()`` timed once, the one timed iteration of this side: on a GPU, ``caches`` cleared
+    (persisting L2 reset, L2 flushed), the spin kernel queued (``spin``), then CUDA events around
+    the call, ``on_enqueued()`` while the GPU works, and a device-wide synchronize; on the CPU,
+    perf_counter around the call (``caches`` and ``spin`` do nothing there). ``profiled``: the
+    harness's work inside ``kopt::prep``, the call inside ``kopt::call`` (kopt.profilers.torchtrace)."""
+    cuda = device == "cuda"
     if cuda:
+        with _range(torchtrace.PREP, profiled):
+            if caches is not None:
+                caches.clear_caches()
+            if spin:
+                torch.cuda._sleep(SPIN_CYCLES)
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
         start.record()
     t0 = _perf_counter()
     with _range(torchtrace.CALL, profiled):
-        ret = trial.call(s)
+        ret = fn()
     t1 = _perf_counter()
     if cuda:
         end.record()
         if on_enqueued is not None:
             on_enqueued()
         torch.cuda.synchronize()  # device-wide: every stream's work must be done before the check
-    us = start.elapsed_time(end) * 1e3 if cuda else (t1 - t0) * 1e6
+    host_us = (t1 - t0) * 1e6
+    return Timed(start.elapsed_time(end) * 1e3 if cuda else host_us, host_us, ret)
+
+
+def timed_call(
+    trial: Trial, lab: Lab, *, where: str, verify: bool = True, profiled: bool = False, on_enqueued=None
+) -> Sample:
+    """One call of the kernel, the way every call is made (see the module's docstring)."""
+    with _range(torchtrace.PREP, profiled):
+        s = trial.prepare()
+    t = event_time_us(lambda: trial.call(s), lab.device, caches=lab, on_enqueued=on_enqueued, profiled=profiled)
     if verify:
         with _range(torchtrace.PREP, profiled):
-            trial.check_or_raise(s, ret, where)
-    return Sample(us, s.seed, s.index, (t1 - t0) * 1e6)
+            trial.check_or_raise(s, t.ret, where)
+    return Sample(t.us, s.seed, s.index, t.host_us)
 
 
 def _bus_id() -> str | None:
@@ -149,7 +175,10 @@ def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> lis
             clocks.append(c)
 
     hook = clock if lab.device == "cuda" else None
-    return [timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None) for i in range(n)]
+    return [
+        timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None)
+        for i in range(n)
+    ]
 
 
 def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[Sample]]:
@@ -163,42 +192,35 @@ def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple
     calls = whole_cycles(trial, calls)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        samples = [timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)]
+        samples = [
+            timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)
+        ]
     prof.export_chrome_trace(trace_path)
     return torchtrace.load(trace_path), samples
 
 
+def _nothing() -> None:
+    return None
+
+
 def _null_event_us(n: int = 30) -> float:
     """Median time of an empty event pair queued behind the same spin: the timer's own floor."""
-    out = []
-    for _ in range(n):
-        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-        torch.cuda._sleep(SPIN_CYCLES)
-        start.record()
-        end.record()
-        torch.cuda.synchronize()
-        out.append(start.elapsed_time(end) * 1e3)
-    return float(np.median(out))
+    return float(np.median([event_time_us(_nothing, "cuda").us for _ in range(n)]))
 
 
 def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Guard) -> dict:
-    key = item["key"]
-    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="bench", max_sets=int(opts.get("pool_sets", 8)))
+    """One config's benchmark record: warm-up, the timed samples, on a GPU the clock and the
+    profiler's cross-check, and the rates of the median."""
+    pool_sets = int(opts.get("pool_sets", 8))
+    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="bench", max_sets=pool_sets)
     lab = Lab(device, bool(opts.get("flush_l2", True)))
     clocks: list[int] = []
-    samples = _samples(trial, lab, _sample_count(trial, lab, opts, key), key, clocks)
-    arr = np.asarray([s.us for s in samples])
+    samples = _samples(trial, lab, _sample_count(trial, lab, opts, item["key"]), item["key"], clocks)
     rec = {
         "config": item["config"],
-        "key": key,
+        "key": item["key"],
         "class": item["class"],
-        "median_us": float(np.median(arr)),
-        "host_us": float(np.median([s.host_us for s in samples])),
-        "p20_us": float(np.percentile(arr, 20)),
-        "p80_us": float(np.percentile(arr, 80)),
-        "n_samples": len(samples),
-        "method": ("cuda-events" + ("+l2-flush" if lab.flush is not None else "")) if device == "cuda" else "cpu-interpreter",
-        "samples": [{"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples],
+        **_samples_record(samples, lab),
         "inputs": trial.record(),
         "l2_persisting_reset": lab.l2.record(),
     }
@@ -208,6 +230,28 @@ def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Gua
     rec["inputs"]["pool"] = trial.pool.record()  # after every draw
     rec.update(_rates(ref, item["config"], rec["median_us"]))
     return rec
+
+
+def _method(lab: Lab) -> str:
+    if lab.device != "cuda":
+        return "cpu-interpreter"
+    return "cuda-events" + ("+l2-flush" if lab.flush is not None else "")
+
+
+def _samples_record(samples: list[Sample], lab: Lab) -> dict:
+    """The timed samples and their statistics (median, host median, 20th and 80th percentiles)."""
+    arr = np.asarray([s.us for s in samples])
+    return {
+        "median_us": float(np.median(arr)),
+        "host_us": float(np.median([s.host_us for s in samples])),
+        "p20_us": float(np.percentile(arr, 20)),
+        "p80_us": float(np.percentile(arr, 80)),
+        "n_samples": len(samples),
+        "method": _method(lab),
+        "samples": [
+            {"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples
+        ],
+    }
 
 
 def _clock_record(clocks: list[int]) -> dict:
@@ -272,4 +316,9 @@ def _rates(ref, cfg: dict, median_us: float) -> dict:
     f = float(flops(**cfg)) if callable(flops) else None
     b = float(nbytes(**cfg)) if callable(nbytes) else None
     sec = median_us * 1e-6
-    return {"flops": f, "bytes": b, "tflops": f / sec / 1e12 if f is not None else None, "gbps": b / sec / 1e9 if b is not None else None}
+    return {
+        "flops": f,
+        "bytes": b,
+        "tflops": f / sec / 1e12 if f is not None else None,
+        "gbps": b / sec / 1e9 if b is not None else None,
+    }
