@@ -72,3 +72,40 @@ def test_benchmark_calls_are_timed_through_event_time_us(monkeypatch):
     assert rec["method"] == "cpu-interpreter" and rec["n_samples"] == 3 and len(rec["samples"]) == 3
     assert rec["median_us"] > 0 and all(s["us"] > 0 for s in rec["samples"])
     assert rec["p20_us"] <= rec["median_us"] <= rec["p80_us"]
+
+
+def test_median_interval_narrows_with_samples_and_widens_with_spread():
+    import random
+
+    r = random.Random(0)
+    tight = [100 * (1 + r.gauss(0, 0.003)) for _ in range(400)]
+    assert timing.median_ci_pct(tight[:56]) > timing.median_ci_pct(tight) > 0
+    wide = [100 * (1 + r.gauss(0, 0.05)) for _ in range(56)]
+    assert timing.median_ci_pct(wide) > 10 * timing.median_ci_pct(tight[:56])
+    assert timing.median_ci_pct([1.0] * 5) == float("inf")  # too few to say
+
+
+def _fake_gpu_sampling(monkeypatch, spread: float) -> list[int]:
+    """_samples with timed calls replaced by draws of a given spread (no GPU needed)."""
+    import random
+    from types import SimpleNamespace
+
+    r, taken = random.Random(1), []
+
+    def timed_call(trial, lab, *, where, on_enqueued=None, **kw):
+        taken.append(where)
+        return timing.Sample(100 * (1 + r.gauss(0, spread)), 0, 0, 1.0)
+
+    monkeypatch.setattr(timing, "timed_call", timed_call)
+    monkeypatch.setattr(timing, "whole_cycles", lambda trial, n: n)
+    monkeypatch.setattr(timing, "_bus_id", lambda: None)
+    lab = SimpleNamespace(device="cuda")
+    opts = {"min_samples": 50, "target_ci_pct": 0.25}
+    return len(timing._samples(None, lab, 400, "k", [], opts)), len(timing._samples(None, lab, 400, "k", [], {**opts, "target_ci_pct": 0}))
+
+
+def test_sampling_stops_once_the_median_is_pinned_down(monkeypatch):
+    stable, always = _fake_gpu_sampling(monkeypatch, 0.003)
+    assert stable == 50 and always == 400  # 0.3% spread: min_samples pin the median within 0.25%
+    noisy, _ = _fake_gpu_sampling(monkeypatch, 0.05)
+    assert 50 < noisy <= 400  # 5% spread: more samples, up to the cap

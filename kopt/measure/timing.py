@@ -165,8 +165,22 @@ def whole_cycles(trial: Trial, n: int) -> int:
     return -(-n // sets) * sets
 
 
-def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> list[Sample]:
-    n = whole_cycles(trial, n)
+def median_ci_pct(us: list[float], z: float = 1.96) -> float:
+    """Half-width of the distribution-free 95% confidence interval of the median (order statistics
+    n/2 -+ z*sqrt(n)/2), in % of the median: how precisely the samples pin the median down."""
+    xs = sorted(us)
+    n = len(xs)
+    if n < 6:
+        return math.inf
+    half = z * math.sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half))
+    return 100.0 * (xs[hi] - xs[lo]) / 2 / float(np.median(xs))
+
+
+def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts: dict) -> list[Sample]:
+    """Timed calls in whole pool cycles: on a GPU with ``target_ci_pct`` set, ``min_samples`` first,
+    then more until the median's 95% interval is within ``target_ci_pct`` % or ``cap`` is reached;
+    else ``cap`` calls."""
     bus = _bus_id() if lab.device == "cuda" else None
 
     def clock() -> None:  # the GPU is busy with the spin and the call: its clock under load
@@ -175,10 +189,18 @@ def _samples(trial: Trial, lab: Lab, n: int, key: str, clocks: list[int]) -> lis
             clocks.append(c)
 
     hook = clock if lab.device == "cuda" else None
-    return [
-        timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None)
-        for i in range(n)
-    ]
+    samples: list[Sample] = []
+
+    def take(n: int) -> None:
+        start = len(samples)
+        for i in range(start, start + whole_cycles(trial, n)):
+            samples.append(timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None))
+
+    target = float(opts.get("target_ci_pct", 0.0)) if lab.device == "cuda" else 0.0
+    take(min(cap, int(opts["min_samples"])) if target > 0 else cap)
+    while target > 0 and len(samples) < cap and median_ci_pct([x.us for x in samples]) > target:
+        take(min(max(1, len(samples) // 4), cap - len(samples)))
+    return samples
 
 
 def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[Sample]]:
@@ -215,7 +237,8 @@ def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Gua
     trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="bench", max_sets=pool_sets)
     lab = Lab(device, bool(opts.get("flush_l2", True)))
     clocks: list[int] = []
-    samples = _samples(trial, lab, _sample_count(trial, lab, opts, item["key"]), item["key"], clocks)
+    cap = _sample_count(trial, lab, opts, item["key"])
+    samples = _samples(trial, lab, cap, item["key"], clocks, opts)
     rec = {
         "config": item["config"],
         "key": item["key"],
@@ -247,6 +270,7 @@ def _samples_record(samples: list[Sample], lab: Lab) -> dict:
         "p20_us": float(np.percentile(arr, 20)),
         "p80_us": float(np.percentile(arr, 80)),
         "n_samples": len(samples),
+        "ci_pct": median_ci_pct(arr.tolist()) if len(samples) >= 6 else None,
         "method": _method(lab),
         "samples": [
             {"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples

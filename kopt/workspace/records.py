@@ -90,6 +90,7 @@ class BenchRow(Open):
     p20_us: float | None = None
     p80_us: float | None = None
     n_samples: float | None = None
+    ci_pct: float | None = None  # half-width of the median's 95% interval, % of the median
     gbps: float | None = None
     tflops: float | None = None
     flops: float | None = None
