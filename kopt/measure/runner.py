@@ -30,6 +30,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from kopt.workspace.records import ChildEnvelope, checked_request
+
 # signals that come from outside the kernel: the job fails (a rerun retries), no verdict is written
 EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
@@ -141,7 +145,7 @@ def run_child(
     with tempfile.TemporaryDirectory(prefix="kopt-") as tmp:
         tmp = Path(tmp)
         req, out, prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
-        req.write_text(json.dumps(request))
+        req.write_text(json.dumps(checked_request(task, request)))
         log = Path(log_path) if log_path else tmp / "child.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as logf:
@@ -203,8 +207,8 @@ def _read_payload(out: Path) -> dict | None:
     if not out.is_file():
         return None
     try:
-        return json.loads(out.read_text())
-    except json.JSONDecodeError:
+        return ChildEnvelope.model_validate_json(out.read_text()).model_dump()
+    except ValidationError:  # not JSON, or not the envelope the child writes
         return None
 
 

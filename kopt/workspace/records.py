@@ -6,7 +6,7 @@ drift from the code. Each file's top level is closed (an unknown key fails); nes
 the keys every reader relies on and admit more (a GPU run adds counters a CPU run lacks).
 
 Validated: the child request when the parent writes it and the child's result envelope when the
-parent reads it (kopt.measure.runner); every file of a results tree by ``validate_tree`` (the
+parent reads it (kopt.measure.runner; a mismatch there is a bug of ours, not of the kernel); every file of a results tree by ``validate_tree`` (the
 tests run it on a whole CPU graph; ``python -m kopt.workspace.records results/`` anywhere).
 """
 
@@ -67,13 +67,26 @@ class ChildRequest(Closed):
     runs: int | None = None  # hardware
 
 
+class HardwareRequest(Closed):
+    device: str
+    runs: int
+
+
+REQUESTS: dict[str, type[BaseModel]] = {"hardware": HardwareRequest}  # every other task: ChildRequest
+
+
+def checked_request(task: str, request: dict) -> dict:
+    """``request`` unchanged, once it matches its task's record (a ValidationError names the field)."""
+    REQUESTS.get(task, ChildRequest).model_validate(request)
+    return request
+
+
 class ChildEnvelope(Closed):
     """What the child writes: its result, or the error that ended it."""
 
     ok: bool
     result: dict | None = None
     error: str | None = None
-    traceback: str | None = None
 
 
 # --- result files --------------------------------------------------------------------------------
