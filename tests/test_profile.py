@@ -355,3 +355,10 @@ def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeyp
                        log=str(tmp_path / "log"), settings={"profiler": "ncu", "calls": 5, "timeout_s": 20})
     assert len(calls) == 2 and calls[1][1] is None  # the second run only because the tool failed
     assert doc["backend"] == "torch" and "ERR_NVGPUCTRPERM" in doc["tool_note"]
+
+
+def test_ncu_assigns_each_launch_to_its_class_range_h100():
+    """v1 of the example profiled by the graph on the H100: one launch per class, named by its range."""
+    launches = ncu.parse((FIX / "h100_ncu_classes_v1.csv").read_text())
+    assert [ln["class"] for ln in launches] == ["N=256", "N=2048", "N=16384"]
+    assert all(ln["kernel"] == "softmax_one_pass" and ln["duration_us"] > 0 for ln in launches)
