@@ -16,7 +16,7 @@ import torch  # noqa: E402
 
 torch.cuda.init()
 T_TORCH = time.perf_counter() - T0
-from kopt.measure import child, correctness, profiled, timing, trial  # noqa: E402
+from kopt.measure import child, correctness, timing, trial  # noqa: E402
 from kopt.steps.common import child_request  # noqa: E402
 from kopt.workspace.target import load_workspace  # noqa: E402
 
