@@ -3,26 +3,18 @@ records of kopt.report.results."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
-from kopt.loop.decide import geomean
+from kopt.loop import decide
 from kopt.report.render import render
-from kopt.report.results import KEPT, Results
+from kopt.report.results import KEPT, Results, VersionData, class_geomean
 from kopt.workspace.commands import for_target
 
-
-def _ratio(new: dict[str, float], old: dict[str, float], keys=None) -> float | None:
-    keys = [k for k in (keys or new) if k in new and k in old and new[k] > 0 and old[k] > 0]
-    return geomean(new[k] / old[k] for k in keys) if keys else None
-
-
-def _baseline_times(df: pd.DataFrame | None, clock: str) -> dict[str, float]:
-    if df is None or not len(df) or (df["status"] != "ok").any():
-        return {}
-    col = "profiler_us" if clock == "profiler" and df["profiler_us"].notna().all() else "median_us"
-    return {r.config_key: float(getattr(r, col)) for r in df.itertuples()}
+CLOCK_WORDS = {"profiler": "the profiler's GPU time", "script": "the script's median"}
 
 
 def first_line(text: str | None) -> str:
@@ -32,17 +24,27 @@ def first_line(text: str | None) -> str:
 # --- performance.md -----------------------------------------------------------------------------
 
 
+def change_pct(v: VersionData) -> float | None:
+    """The change of a version against the best before it, all classes together: compare.json's
+    per-class deltas (each on the clock that decided its class), weighted by the class's configs,
+    which is the geometric mean of the per-config ratios. compare.json holds it per class only.
+    None for a version compared with nothing."""
+    rows = v.compare.get("per_class") or []
+    n = Counter(r["class"] for r in v.compare.get("per_config") or [])
+    if not rows or not all(n[r["class"]] for r in rows):
+        return None
+    log = sum(n[r["class"]] * math.log1p(r["delta_pct"] / 100) for r in rows) / sum(n[r["class"]] for r in rows)
+    return math.expm1(log) * 100
+
+
 def performance_rows(res: Results) -> list[dict]:
-    rows, prev = [], None
+    """Baseline and kept versions: their times as the fold recorded them (both clocks, geometric
+    means over all configs) and their change against the best before them (compare.json)."""
+    rows = []
     for v in res.versions:
         if v.decision not in KEPT:
             continue
-        script, gpu = v.times("script"), v.times("profiler") if v.clock() == "profiler" else {}
-        change = None
-        if prev is not None:
-            clock = "profiler" if gpu and prev.clock() == "profiler" else "script"
-            r = _ratio(v.times(clock), prev.times(clock))
-            change = (r - 1) * 100 if r else None
+        t = v.fold_times() or {"script": {}, "profiler": {}}
         tc = v.compare.get("target_classes", "all")
         rows.append(
             {
@@ -53,44 +55,37 @@ def performance_rows(res: Results) -> list[dict]:
                 "command": for_target(res.command, f"results/{v.name}/compare.json"),
                 "target": ", ".join(tc) if isinstance(tc, list) else tc,
                 "hottest": v.hottest() or "-",
-                "script_us": geomean(script.values()) if script else None,
-                "gpu_us": geomean(gpu.values()) if gpu else None,
-                "change_pct": change,
+                "script_us": class_geomean(t["script"]),
+                "gpu_us": class_geomean(t["profiler"], list(t["script"])),
+                "change_pct": change_pct(v),
                 "explanation": first_line(v.meta.get("hypothesis")) or ("baseline" if v.decision == "baseline" else ""),
             }
         )
-        prev = v
     return rows
 
 
 def class_rows(res: Results) -> dict[str, list[dict]]:
+    """Per config class, baseline and kept versions: the class's times as the fold recorded them
+    and the class's delta against the best before them (compare.json's per_class row)."""
     out: dict[str, list[dict]] = {}
     for cls in res.classes:
-        rows, prev = [], None
+        rows = []
         for v in res.versions:
             if v.decision not in KEPT:
                 continue
-            keys = [k for k, c in v.class_of().items() if c == cls]
-            script = {k: t for k, t in v.times("script").items() if k in keys}
-            gpu = {k: t for k, t in v.times("profiler").items() if k in keys} if v.clock() == "profiler" else {}
-            change = None
-            if prev is not None:
-                clock = "profiler" if gpu and prev.clock() == "profiler" else "script"
-                r = _ratio(v.times(clock), prev.times(clock), keys)
-                change = (r - 1) * 100 if r else None
+            keys, t = v.class_keys(cls), v.fold_times() or {"script": {}, "profiler": {}}
             b = v.bottleneck_of(cls)
             rows.append(
                 {
                     "version": v.name,
                     "status": v.decision,
-                    "script_us": geomean(script.values()) if script else None,
-                    "gpu_us": geomean(gpu.values()) if gpu else None,
-                    "change_pct": change,
+                    "script_us": class_geomean(t["script"], keys),
+                    "gpu_us": class_geomean(t["profiler"], keys),
+                    "change_pct": v.per_class(cls).get("delta_pct"),
                     "roofline": b.get("roofline_fraction_min"),
                     "bottleneck": b.get("bottleneck", "-"),
                 }
             )
-            prev = v
         out[cls] = rows
     return out
 
@@ -102,7 +97,8 @@ def splits(res: Results) -> list[dict]:
         if v.decision == "split-recommended" and s:
             new = [k for k, c in v.class_of().items() if c in s["improved"]]
             old = [k for k, c in v.class_of().items() if c not in s["improved"]]
-            out.append({"version": v.name, "best": v.compare.get("best_before"), "new_configs": new, "old_configs": old, **s})
+            best = v.compare.get("best_before")
+            out.append({"version": v.name, "best": best, "new_configs": new, "old_configs": old, **s})
     return out
 
 
@@ -111,12 +107,13 @@ def stop_summary(res: Results) -> dict | None:
     if not st.get("stop"):
         return None
     best = res.best
+    t = (best.fold_times() if best else None) or {"script": {}, "profiler": {}}
     return {
         "time": (res.last.compare.get("provenance") or {}).get("created"),
         "reason": st.get("stop_reason"),
         "best": best.name if best else None,
-        "best_script_us": geomean(best.times("script").values()) if best and best.ok else None,
-        "best_gpu_us": geomean(best.times("profiler").values()) if best and best.clock() == "profiler" else None,
+        "best_script_us": class_geomean(t["script"]),
+        "best_gpu_us": class_geomean(t["profiler"], list(t["script"])),
         "regressions": st.get("recent_regressions", []),
     }
 
@@ -126,7 +123,8 @@ def throttled(res: Results) -> list[str]:
     out = []
     for v in res.versions:
         if "throttled" in v.bench:
-            out += [f"{v.name} {r.config_key}" for r in v.bench.itertuples() if r.throttled is True or r.throttled == "True"]
+            hot = [r.config_key for r in v.bench.itertuples() if r.throttled is True or r.throttled == "True"]
+            out += [f"{v.name} {k}" for k in hot]
     return out
 
 
@@ -158,7 +156,8 @@ def recommendations(res: Results, store: str | Path, kernel_type: str) -> list[d
         for c in best.bottleneck["classes"]:
             recs = st.recommend(kernel_type, "triton", chip, c["bottleneck"], n=3)
             text = "; ".join(f"{r['strategy']} ({r['keeps']} kept of {r['tries']}, {r['basis']})" for r in recs)
-            out.append({"class": c["class"], "bottleneck": c["bottleneck"], "strategies": recs, "text": text or "none recorded"})
+            text = text or "none recorded"
+            out.append({"class": c["class"], "bottleneck": c["bottleneck"], "strategies": recs, "text": text})
     return out
 
 
@@ -180,35 +179,110 @@ def render_performance(res: Results, recommended: list[dict] | None = None) -> s
 
 # --- final_report.md and benchmark.md ---------------------------------------------------------------
 
+AGAINST = {"v0": "v0", "eager": "torch eager", "compile": "torch.compile"}
 
-def speedups(res: Results) -> list[dict]:
-    """Per class: the best version's speedup against v0, torch eager and torch.compile (same clock)."""
-    best, v0 = res.best, res.versions[0]
-    if best is None or not best.ok:
+
+def bench_times(df: pd.DataFrame | None) -> dict[str, dict[str, float]] | None:
+    """A torch baseline's bench.csv as the fold reads a version's (rule `compare`): the script's
+    medians and the profiler's GPU times where it gave one; None unless every config ran."""
+    if df is None or not len(df) or (df["status"] != "ok").any():
+        return None
+    gpu = df[df["profiler_us"].notna() & (df["profiler_us"] > 0)] if "profiler_us" in df else df.iloc[:0]
+    return {
+        "script": {r.config_key: float(r.median_us) for r in df.itertuples()},
+        "profiler": {r.config_key: float(r.profiler_us) for r in gpu.itertuples()},
+    }
+
+
+def against(res: Results) -> dict[str, dict | None]:
+    """The best version compared with v0, torch eager and torch.compile, by the decision fold
+    itself (``kopt.loop.decide.decide``, the other as the best and the best version as the
+    candidate): per class the clock that decides (``basis``) and ``delta_pct``, per config both
+    clocks' times. None where there is nothing to compare with.
+
+    These comparisons are not in compare.json, so they are made here, and only here: compare.json
+    compares each version with the best before it, never the best with v0 (unless v0 was the
+    best before it), and never with torch, whose timings are separate bench.csv files under
+    results/baselines/, outside the fold. Running the fold's own comparison (on the versions' times
+    as compare.json records them, on torch's as bench.csv has them) keeps its rules (which clock
+    decides, the geometric mean per class) instead of a second copy of them."""
+    best = res.best
+    mine = best.fold_times() if best else None
+    others = {
+        "v0": res.versions[0].fold_times(),
+        "eager": bench_times(res.baselines.get("eager")),
+        "compile": bench_times(res.baselines.get("compile")),
+    }
+    out: dict[str, dict | None] = {}
+    for name, other in others.items():
+        if not mine or not other:
+            out[name] = None
+            continue
+        theirs = {"version": AGAINST[name], "medians": other["script"], "gpu_us": other["profiler"]}
+        cand = decide.Candidate(
+            best.name, "ok", medians=mine["script"], class_of=best.class_of(), gpu_us=mine["profiler"]
+        )
+        comp, _ = decide.decide({**decide.initial_state(), "best": theirs}, cand, decide.Params())
+        out[name] = comp if comp["per_class"] else None
+    return out
+
+
+def _speedup(comp: dict | None, cls: str) -> float | None:
+    """How many times faster the best is on this class (the other's time over the best's)."""
+    row = next((r for r in comp["per_class"] if r["class"] == cls), None) if comp else None
+    return 100.0 / (100.0 + row["delta_pct"]) if row else None
+
+
+def _config_us(comp: dict | None, key: str) -> tuple[float | None, float | None]:
+    """One config's (other, best) times in a comparison, on the clock that decided its class."""
+    if not comp:
+        return None, None
+    row = next(r for r in comp["per_config"] if r["key"] == key)
+    basis = next(r["basis"] for r in comp["per_class"] if r["class"] == row["class"])
+    if basis == "profiler":
+        return row["best_gpu_us"], row["candidate_gpu_us"]
+    return row["best_us"], row["candidate_us"]
+
+
+def clock_notes(res: Results, comps: dict[str, dict | None]) -> list[str]:
+    """Where a comparison was decided on another clock than the best's times are given on (one
+    side has no profiler time for a class): said, not hidden."""
+    clock = res.best.clock() if res.best else "script"
+    out = []
+    for name, comp in comps.items():
+        off = [r for r in (comp or {}).get("per_class", []) if r["basis"] != clock]
+        if off:
+            basis = off[0]["basis"]
+            out.append(
+                f"Against {AGAINST[name]}, {', '.join(r['class'] for r in off)} compared on {CLOCK_WORDS[basis]} "
+                "(the profiler's GPU time decides only where both sides have it for every config of a class)."
+            )
+    return out
+
+
+def speedups(res: Results, comps: dict[str, dict | None] | None = None) -> list[dict]:
+    """Per class: the best version's time and its speedup against v0, torch eager and torch.compile
+    (``against``), its roofline fraction and the gap to the roofline target (config
+    ``roofline_target``)."""
+    best = res.best
+    mine = best.fold_times() if best else None
+    if not mine:
         return []
-    clock = best.clock()
-    eager = _baseline_times(res.baselines.get("eager"), clock)
-    comp = _baseline_times(res.baselines.get("compile"), clock)
+    comps = against(res) if comps is None else comps
+    clock, target = best.clock(), res.target_fraction
     rows = []
     for cls in res.classes:
-        keys = [k for k, c in best.class_of().items() if c == cls]
-        bt = best.times(clock)
-
-        def sp(other):
-            r = _ratio(other, bt, keys)
-            return r if r else None
-
         b = best.bottleneck_of(cls)
         frac = b.get("roofline_fraction_min")
         rows.append(
             {
                 "class": cls,
-                "best_us": geomean(bt[k] for k in keys),
-                "vs_v0": sp(v0.times(clock)) if v0.ok else None,
-                "vs_eager": sp(eager),
-                "vs_compile": sp(comp),
+                "best_us": class_geomean(mine[clock], best.class_keys(cls)),
+                "vs_v0": _speedup(comps["v0"], cls),
+                "vs_eager": _speedup(comps["eager"], cls),
+                "vs_compile": _speedup(comps["compile"], cls),
                 "roofline": frac,
-                "gap": None if frac is None else max((b.get("roofline") or [{}])[0].get("target_fraction", 0.9) - frac, 0.0),
+                "gap": None if frac is None or target is None else max(target - frac, 0.0),
                 "bottleneck": b.get("bottleneck", "-"),
                 "next": [d["idea"] for d in b.get("next_directions", [])[:2]],
             }
@@ -218,7 +292,11 @@ def speedups(res: Results) -> list[dict]:
 
 def bottleneck_path(res: Results) -> list[dict]:
     return [
-        {"version": v.name, "decision": v.decision, "by_class": {c: v.bottleneck_of(c).get("bottleneck", "-") for c in res.classes}}
+        {
+            "version": v.name,
+            "decision": v.decision,
+            "by_class": {c: v.bottleneck_of(c).get("bottleneck", "-") for c in res.classes},
+        }
         for v in res.versions
     ]
 
@@ -234,11 +312,14 @@ def render_final(res: Results, plots: list[str]) -> str:
         }
         for v in res.versions
     ]
+    comps = against(res)
     return render(
         "final_report.md.j2",
         best=res.best.name if res.best else None,
         path=path,
-        speedups=speedups(res),
+        speedups=speedups(res, comps),
+        target=res.target_fraction,
+        clock_notes=clock_notes(res, comps),
         bottlenecks=bottleneck_path(res),
         classes=res.classes,
         state=res.state,
@@ -250,26 +331,23 @@ def render_final(res: Results, plots: list[str]) -> str:
     )
 
 
-def benchmark_rows(res: Results) -> list[dict]:
+def benchmark_rows(res: Results, comps: dict[str, dict | None] | None = None) -> list[dict]:
+    """Per config: the best version's time and, from ``against``, v0's, torch eager's and
+    torch.compile's and the best's speedup against each."""
     best = res.best
-    if best is None or not best.ok:
+    mine = best.fold_times() if best else None
+    if not mine:
         return []
-    clock = best.clock()
-    bt = best.times(clock)
-    eager = _baseline_times(res.baselines.get("eager"), clock)
-    comp = _baseline_times(res.baselines.get("compile"), clock)
-    return [
-        {
-            "key": k,
-            "class": best.class_of()[k],
-            "best_us": t,
-            "eager_us": eager.get(k),
-            "compile_us": comp.get(k),
-            "vs_eager": eager[k] / t if k in eager else None,
-            "vs_compile": comp[k] / t if k in comp else None,
-        }
-        for k, t in bt.items()
-    ]
+    comps = against(res) if comps is None else comps
+    rows = []
+    for k, t in mine[best.clock()].items():
+        row = {"key": k, "class": best.class_of()[k], "best_us": t}
+        for name in AGAINST:
+            other, ours = _config_us(comps[name], k)
+            row[f"{name}_us"] = other
+            row[f"vs_{name}"] = other / ours if other and ours else None
+        rows.append(row)
+    return rows
 
 
 def render_benchmark(res: Results) -> str:
@@ -278,10 +356,12 @@ def render_benchmark(res: Results) -> str:
         bad = df[df["status"] != "ok"]
         if len(bad):
             notes[impl] = str(bad["error"].iloc[0])
+    comps = against(res)
     return render(
         "benchmark.md.j2",
         best=res.best.name if res.best else None,
-        rows=benchmark_rows(res),
+        rows=benchmark_rows(res, comps),
+        clock_notes=clock_notes(res, {k: c for k, c in comps.items() if k != "v0"}),
         clock=res.best.clock() if res.best else "script",
         notes=notes,
         calls=res.baseline_calls,

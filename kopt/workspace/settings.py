@@ -29,7 +29,7 @@ def from_config(config: dict, *, gpu: str, kernel_type: str, command: str) -> di
         "decide": {
             k: config[k] for k in ("noise_pct", "trend_floor_pct", "max_consecutive_regressions", "review_speedup")
         },
-        "report": {"command": command, "kernel_type": kernel_type},
+        "report": {"command": command, "kernel_type": kernel_type, "target_fraction": config["roofline_target"]},
     }
 
 
