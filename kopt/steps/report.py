@@ -24,7 +24,7 @@ def reports(*, compares: list[str], metas: list[str], kernels: list[str], hardwa
             settings: dict, out: dict[str, str]) -> list[str]:
     """performance.md, final_report.md, benchmark.md and the plots (``out`` names each file)."""
     versions = [Path(p).parent.name for p in compares]
-    res = load(Path(compares[0]).parent.parent, versions, metas, kernels, hardware=hardware)
+    res = load(Path(compares[0]).parent.parent, versions, metas, kernels, hardware=hardware, settings=settings)
     res.command = settings["command"]
     files = plots.plots(res, out["plots"])
     recommended = tables.recommendations(res, experience, settings["kernel_type"])
