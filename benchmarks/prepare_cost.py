@@ -68,6 +68,7 @@ def main() -> None:
             if extra:
                 extra()
             poison(y["y"])
+
         return prep
 
     def rewrite():
@@ -102,7 +103,9 @@ def main() -> None:
     base = statistics.median(med["fixed"])
     for m in modes:
         v = statistics.median(med[m])
-        print(f"{a.version} {a.config} {m:8s} median of round medians {v:9.2f} us  vs fixed {100 * (v / base - 1):+.2f}%")
+        print(
+            f"{a.version} {a.config} {m:8s} median of round medians {v:9.2f} us  vs fixed {100 * (v / base - 1):+.2f}%"
+        )
 
 
 if __name__ == "__main__":

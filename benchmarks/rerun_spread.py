@@ -29,20 +29,42 @@ def main() -> None:
     ap.add_argument("--pool-sets", type=int, default=None, help="override inputs.pool_sets (and min_pool_sets)")
     a = ap.parse_args()
     cfg = yaml.safe_load(Path(a.config).read_text())
-    params = {"device": cfg.get("device", "auto"), "timeout_s": cfg.get("timeout_s", 300), "bench": cfg["bench"], "inputs": dict(cfg.get("inputs") or {})}
+    params = {
+        "device": cfg.get("device", "auto"),
+        "timeout_s": cfg.get("timeout_s", 300),
+        "bench": cfg["bench"],
+        "inputs": dict(cfg.get("inputs") or {}),
+    }
     if a.pool_sets:
-        params["inputs"].update(pool_sets=a.pool_sets, min_pool_sets=min(a.pool_sets, params["inputs"].get("min_pool_sets", 4)))
+        params["inputs"].update(
+            pool_sets=a.pool_sets, min_pool_sets=min(a.pool_sets, params["inputs"].get("min_pool_sets", 4))
+        )
     ws, out = Path(a.workspace), Path(a.out) / a.version
     kernel = str(ws / "kernels" / f"{a.version}.py")
     corr = out / "correctness.json"
-    correctness(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, out_json=str(corr),
-                      out_md=str(out / "correctness.md"), log=str(out / "correctness.log"), params=params)
+    correctness(
+        version=a.version,
+        target=str(ws / "target.yaml"),
+        kernel=kernel,
+        out_json=str(corr),
+        out_md=str(out / "correctness.md"),
+        log=str(out / "correctness.log"),
+        params=params,
+    )
     medians, gpu = {}, {}
     for i in range(a.runs):
         d = out / f"run{i}"
-        df = bench(version=a.version, target=str(ws / "target.yaml"), kernel=kernel, correctness_json=str(corr),
-                         out_csv=str(d / "bench.csv"), out_samples=str(d / "bench_samples.csv"),
-                         out_meta=str(d / "bench.json"), log=str(d / "bench.log"), params=params)
+        df = bench(
+            version=a.version,
+            target=str(ws / "target.yaml"),
+            kernel=kernel,
+            correctness_json=str(corr),
+            out_csv=str(d / "bench.csv"),
+            out_samples=str(d / "bench_samples.csv"),
+            out_meta=str(d / "bench.json"),
+            log=str(d / "bench.log"),
+            params=params,
+        )
         medians[f"run{i}"] = df.set_index("config_key")["median_us"]
         gpu[f"run{i}"] = df.set_index("config_key")["profiler_us"]
         for r in df[df["status"] != "ok"].itertuples():

@@ -47,18 +47,23 @@ def main() -> None:
         for name, (tree, sets) in variants.items():
             runs[name].append(one_run(tree, a.version, Path(a.out).resolve() / f"{name}{r}", sets))
             print(f"round {r} {name}: done", flush=True)
+
     def mean(name: str, col: str) -> pd.Series:
         return pd.concat([d[col] for d in runs[name]], axis=1).mean(axis=1)
 
-    t = pd.DataFrame({f"{n}_{c}": mean(n, col) for c, col in (("median_us", "median_us"), ("gpu_us", "profiler_us")) for n in trees})
+    t = pd.DataFrame(
+        {f"{n}_{c}": mean(n, col) for c, col in (("median_us", "median_us"), ("gpu_us", "profiler_us")) for n in trees}
+    )
     for name in trees[1:]:
         t[f"{name}_median_change_pct"] = (t[f"{name}_median_us"] / t["old_median_us"] - 1) * 100
         t[f"{name}_gpu_change_pct"] = (t[f"{name}_gpu_us"] / t["old_gpu_us"] - 1) * 100
     print(f"{a.version}, mean over {a.rounds} round(s) of each harness:")
     print(t.to_string(float_format=lambda x: f"{x:.3f}"))
     for name in trees[1:]:
-        print(f"{name}: largest |median change|: {t[f'{name}_median_change_pct'].abs().max():.3f}%; "
-              f"largest |GPU-time change|: {t[f'{name}_gpu_change_pct'].abs().max():.3f}%")
+        print(
+            f"{name}: largest |median change|: {t[f'{name}_median_change_pct'].abs().max():.3f}%; "
+            f"largest |GPU-time change|: {t[f'{name}_gpu_change_pct'].abs().max():.3f}%"
+        )
     for name in trees:
         print(f"{name}: each round's medians:\n" + pd.concat([d["median_us"] for d in runs[name]], axis=1).to_string())
 

@@ -18,7 +18,9 @@ def breakdown(results: Path, version: str) -> pd.DataFrame:
         tsv = results / "benchmarks" / version / f"{rule}.tsv"
         if tsv.is_file():
             b = pd.read_csv(tsv, sep="\t").iloc[-1]
-            rows.append({"rule": rule, "wall_s": round(b["s"], 1), "cpu_s": round(b["cpu_time"], 1), "max_rss_mb": b["max_rss"]})
+            rows.append(
+                {"rule": rule, "wall_s": round(b["s"], 1), "cpu_s": round(b["cpu_time"], 1), "max_rss_mb": b["max_rss"]}
+            )
     df = pd.DataFrame(rows)
     total = {"rule": "total", "wall_s": round(df["wall_s"].sum(), 1) if len(df) else 0.0}
     return pd.concat([df, pd.DataFrame([total])], ignore_index=True)

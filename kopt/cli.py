@@ -1,9 +1,9 @@
 """The kopt command: what is not a graph target.
 
-    kopt new [--workspace W] [--from vK]     write the next version's kernel and metadata
-    kopt status [--workspace W]              the loop state and what to run next
-    kopt mask vN / kopt unmask vN            take a version out of the fold / back in
-    kopt experience add|recommend|search|list|merge|stats ...
+kopt new [--workspace W] [--from vK]     write the next version's kernel and metadata
+kopt status [--workspace W]              the loop state and what to run next
+kopt mask vN / kopt unmask vN            take a version out of the fold / back in
+kopt experience add|recommend|search|list|merge|stats ...
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ def cmd_new(a) -> int:
     base = a.from_version or (st or {}).get("best") or ws.versions[-1].name
     src = ws.version(base)
     if src.kind != "triton":
-        raise WorkspaceError(f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels (--from)")
+        raise WorkspaceError(
+            f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels (--from)"
+        )
     n = len(ws.versions)
     kdir = ws.root / "kernels"
     new_py, new_yaml = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
@@ -84,7 +86,11 @@ def cmd_status(a) -> int:
     elif missing:
         print(f"next: {for_target(command, f'results/{missing[-1]}/compare.json')}   (not built: {', '.join(missing)})")
     else:
-        new = "kopt new" + ("" if a.workspace_default else f" --workspace {a.workspace}") + ("" if a.results == "results" else f" --results {a.results}")
+        new = (
+            "kopt new"
+            + ("" if a.workspace_default else f" --workspace {a.workspace}")
+            + ("" if a.results == "results" else f" --results {a.results}")
+        )
         print(f"next: {new}   (then fill in the hypothesis and edit the kernel)")
     return 0
 
@@ -97,7 +103,9 @@ def _set_mask(a, value: bool) -> int:
     if value:
         lines.append("masked: true")
     v.meta_path.write_text("\n".join(lines) + "\n")
-    print(f"{v.meta_path}: {'masked' if value else 'unmasked'}; its comparison and every later one rerun on the next snakemake")
+    print(
+        f"{v.meta_path}: {'masked' if value else 'unmasked'}; its comparison and every later one rerun on the next snakemake"
+    )
     return 0
 
 
@@ -106,13 +114,28 @@ def cmd_experience(a) -> int:
 
     with Store(a.db or None) as st:
         if a.exp == "add":
-            entry = {k: getattr(a, k) for k in ("kernel_type", "backend", "chip", "bottleneck", "strategy", "hypothesis", "outcome", "reason", "change_pct")}
+            entry = {
+                k: getattr(a, k)
+                for k in (
+                    "kernel_type",
+                    "backend",
+                    "chip",
+                    "bottleneck",
+                    "strategy",
+                    "hypothesis",
+                    "outcome",
+                    "reason",
+                    "change_pct",
+                )
+            }
             print("added" if st.add({**entry, "source": "manual"}) else "already there")
         elif a.exp == "recommend":
             rows = st.recommend(a.kernel_type, a.backend, a.chip, a.bottleneck, n=a.n)
             for i, r in enumerate(rows, 1):
-                print(f"{i}. {r['strategy']}: score {r['score']:.2f} ({r['keeps']} kept of {r['tries']} tried, {r['basis']}; "
-                      f"{r['keeps_everywhere']}/{r['tries_everywhere']} everywhere): {r['idea']}")
+                print(
+                    f"{i}. {r['strategy']}: score {r['score']:.2f} ({r['keeps']} kept of {r['tries']} tried, {r['basis']}; "
+                    f"{r['keeps_everywhere']}/{r['tries_everywhere']} everywhere): {r['idea']}"
+                )
         elif a.exp == "search":
             print(dumps(st.search(a.text)))
         elif a.exp == "list":

@@ -26,4 +26,6 @@ comp = compare(
     out_json=snakemake.output.json,
     params=read_settings(snakemake.input.settings),
 )
-print(f"{comp['version']}: {comp['decision']} ({comp['reason']}): {comp.get('detail')}; best after: {comp['best_after']}")
+print(
+    f"{comp['version']}: {comp['decision']} ({comp['reason']}): {comp.get('detail')}; best after: {comp['best_after']}"
+)

@@ -7,6 +7,7 @@ from kopt.steps.report import env_check
 from kopt.workspace.settings import read as read_settings
 
 redirect_log(snakemake.log[0])
-env = env_check(settings=read_settings(snakemake.input.settings), out_json=snakemake.output.json,
-                out_md=snakemake.output.md)
+env = env_check(
+    settings=read_settings(snakemake.input.settings), out_json=snakemake.output.json, out_md=snakemake.output.md
+)
 print(json.dumps(env, indent=2))

@@ -22,4 +22,7 @@ doc = profile(
     log=snakemake.log[0],
     settings=read_settings(snakemake.input.settings),
 )
-print(f"{snakemake.wildcards.version}: profile {doc['status']} ({doc['backend']})" + (f": {doc['error']}" if doc["error"] else ""))
+print(
+    f"{snakemake.wildcards.version}: profile {doc['status']} ({doc['backend']})"
+    + (f": {doc['error']}" if doc["error"] else "")
+)

@@ -13,6 +13,13 @@ with one_line_faults():  # every figure from results made from the files in plac
     for made in i.baselines:
         if made.endswith(".json"):
             check_made_from(made, ref=i.ref, target=i.target)
-files = reports(compares=list(i.compare), metas=list(i.meta), kernels=list(i.kernels), hardware=i.hardware,
-                experience=i.experience, settings=read_settings(i.settings), out=dict(snakemake.output.items()))
+files = reports(
+    compares=list(i.compare),
+    metas=list(i.meta),
+    kernels=list(i.kernels),
+    hardware=i.hardware,
+    experience=i.experience,
+    settings=read_settings(i.settings),
+    out=dict(snakemake.output.items()),
+)
 print("rendered", snakemake.output, files)

@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 bash tools/install.sh
 .venv/bin/snakemake --lint
 .venv/bin/snakefmt --check .
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q tests

@@ -40,9 +40,14 @@ def timed(module, name, label=None):
 
 
 class Quiet:
-    def start(self, *a): pass
-    def record(self, *a): pass
-    def device(self, *a): pass
+    def start(self, *a):
+        pass
+
+    def record(self, *a):
+        pass
+
+    def device(self, *a):
+        pass
 
 
 def main():
@@ -53,13 +58,25 @@ def main():
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     params = {"device": "cuda", "bench": cfg["bench"], "inputs": cfg["inputs"]}
     req = child_request(ws, str(ws.version(version).kernel), params)
-    for mod, name in [(trial.Trial, "__init__"), (trial.Trial, "prepare"), (trial.Trial, "call"), (trial.Trial, "check"),
-                      (timing, "timed_call"), (timing, "_sample_count"), (timing, "_samples"), (timing, "_profiler_record"), (timing, "_null_event_us"),
-                      (timing, "profiled_calls"), (timing.torchtrace, "gpu_us_per_call"), (correctness, "check_config")]:
+    for mod, name in [
+        (trial.Trial, "__init__"),
+        (trial.Trial, "prepare"),
+        (trial.Trial, "call"),
+        (trial.Trial, "check"),
+        (timing, "timed_call"),
+        (timing, "_sample_count"),
+        (timing, "_samples"),
+        (timing, "_profiler_record"),
+        (timing, "_null_event_us"),
+        (timing, "profiled_calls"),
+        (timing.torchtrace, "gpu_us_per_call"),
+        (correctness, "check_config"),
+    ]:
         if hasattr(mod, name):
             timed(mod, name, f"{getattr(mod, '__name__', mod)}.{name}")
     for task in ("correctness", "bench"):
-        SPENT.clear(); COUNT.clear()
+        SPENT.clear()
+        COUNT.clear()
         t = time.perf_counter()
         child.TASKS[task](req, Quiet())
         total = time.perf_counter() - t

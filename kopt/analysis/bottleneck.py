@@ -65,14 +65,21 @@ def classify_counters(
             f"memory {mem_pct:.1f}%, SM {sm_pct:.1f}%",
         )
     if waves_per_sm is not None and waves_per_sm < 1:
-        return out("small-grid", f"under one wave ({waves_per_sm:.2f} waves per SM); memory {mem_pct:.1f}%, SM {sm_pct:.1f}%")
+        return out(
+            "small-grid", f"under one wave ({waves_per_sm:.2f} waves per SM); memory {mem_pct:.1f}%, SM {sm_pct:.1f}%"
+        )
     return out("latency-bound", f"memory {mem_pct:.1f}% and SM {sm_pct:.1f}% of peak, both under {MID:g}%")
 
 
 def classify_roofline(*, fraction: float | None, side: str | None) -> dict:
     nums = {"roofline_fraction": fraction, "side": side}
     if fraction is None or side is None:
-        return {"class": "unknown", "evidence": "none", "why": "no ceiling known for this GPU and dtype", "numbers": nums}
+        return {
+            "class": "unknown",
+            "evidence": "none",
+            "why": "no ceiling known for this GPU and dtype",
+            "numbers": nums,
+        }
     if fraction >= ROOFLINE_BOUND:
         cls = f"{side}-bound"
         why = f"{fraction:.0%} of the {side} ceiling (roofline only: no counters)"

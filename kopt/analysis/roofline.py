@@ -60,7 +60,9 @@ def point(
     }
 
 
-def beyond_hardware(*, flops: float | None, nbytes: float | None, time_us: float, limits: dict, margin_pct: float) -> str | None:
+def beyond_hardware(
+    *, flops: float | None, nbytes: float | None, time_us: float, limits: dict, margin_pct: float
+) -> str | None:
     """Why a config's achieved rate is physically impossible (above ``limits`` by more than
     ``margin_pct``), or None. ``limits``: kopt.analysis.registry.physical_limits."""
     sec, allow = time_us * 1e-6, 1 + margin_pct / 100
@@ -75,5 +77,7 @@ def beyond_hardware(*, flops: float | None, nbytes: float | None, time_us: float
     if nbytes and limits.get("memory_gbps"):
         gb = nbytes / sec / 1e9
         if gb > limits["memory_gbps"] * allow:
-            out.append(f"{gb:,.0f} GB/s against {limits['memory_gbps']:,.0f} GB/s ({limits['memory_basis']}) +{margin_pct:g}%")
+            out.append(
+                f"{gb:,.0f} GB/s against {limits['memory_gbps']:,.0f} GB/s ({limits['memory_basis']}) +{margin_pct:g}%"
+            )
     return "; ".join(out) or None

@@ -108,7 +108,11 @@ class Store:
     def search(self, text: str) -> list[dict]:
         like = f"%{text}%"
         cols = ("kernel_type", "chip", "bottleneck", "strategy", "hypothesis", "outcome", "reason", "version")
-        q = "SELECT * FROM entries WHERE source != 'prior' AND (" + " OR ".join(f"{c} LIKE ?" for c in cols) + ") ORDER BY id"
+        q = (
+            "SELECT * FROM entries WHERE source != 'prior' AND ("
+            + " OR ".join(f"{c} LIKE ?" for c in cols)
+            + ") ORDER BY id"
+        )
         return [dict(r) for r in self.db.execute(q, [like] * len(cols))]
 
     def merge(self, other: str | Path) -> int:
@@ -161,7 +165,9 @@ class Store:
                 (backend, bottleneck),
             )
         ]
-        order = [p["strategy"] for p in priors] + sorted({t["strategy"] for t in tried} - {p["strategy"] for p in priors})
+        order = [p["strategy"] for p in priors] + sorted(
+            {t["strategy"] for t in tried} - {p["strategy"] for p in priors}
+        )
         ideas = {p["strategy"]: p["hypothesis"] for p in priors}
         out = []
         for i, s in enumerate(order):
@@ -189,8 +195,13 @@ class Store:
         return out[:n]
 
 
-def entry_from_comparison(comp: dict, *, kernel_type: str, chip: str, bottleneck: str, strategy: str | None, workspace: str) -> dict:
-    per = [r.get("gpu_delta_pct") if r.get("gpu_delta_pct") is not None else r.get("delta_pct") for r in comp.get("per_class", [])]
+def entry_from_comparison(
+    comp: dict, *, kernel_type: str, chip: str, bottleneck: str, strategy: str | None, workspace: str
+) -> dict:
+    per = [
+        r.get("gpu_delta_pct") if r.get("gpu_delta_pct") is not None else r.get("delta_pct")
+        for r in comp.get("per_class", [])
+    ]
     per = [p for p in per if p is not None]
     change = (sum(per) / len(per)) if per else None
     return {

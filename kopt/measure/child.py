@@ -15,7 +15,7 @@ import traceback
 
 class Progress:
     def __init__(self, path: str):
-        self.f = open(path, "a", buffering=1)
+        self.f = open(path, "a", buffering=1)  # noqa: SIM115 - open for the child's life
 
     def device(self, device: str) -> None:
         self.f.write(json.dumps({"device": device}) + "\n")
@@ -91,7 +91,9 @@ def task_bench(req: dict, progress: Progress) -> dict:
     return _per_config(
         req,
         progress,
-        lambda ref, kernel, it, device, guard: bench_config(ref, kernel, it, device=device, opts=_opts(req), guard=guard),
+        lambda ref, kernel, it, device, guard: bench_config(
+            ref, kernel, it, device=device, opts=_opts(req), guard=guard
+        ),
     )
 
 
@@ -116,7 +118,9 @@ def task_profile(req: dict, progress: Progress) -> dict:
         if ranged:
             rec = ranged_calls(ref, kernel, item, device, guard=guard, opts=_opts(req))
         else:
-            rec = profile_class(ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5)))
+            rec = profile_class(
+                ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5))
+            )
         guard.check(f"config {item['key']}, profiled calls")
         progress.record({"key": item["key"], "class": item["class"]})
         out["classes"].append(rec)
@@ -143,7 +147,10 @@ def task_reference(req: dict, progress: Progress) -> dict:
         except variants.KernelFault as e:
             raise variants.KernelFault(f"{e} (config {item['key']})") from None
         del d
-        rec = {"key": item["key"], "outputs": [{"name": o.name, "shape": list(o.shape), "dtype": o.dtype} for o in layout.outputs]}
+        rec = {
+            "key": item["key"],
+            "outputs": [{"name": o.name, "shape": list(o.shape), "dtype": o.dtype} for o in layout.outputs],
+        }
         progress.record(rec)
         out["configs"].append(rec)
     return out

@@ -11,7 +11,13 @@ from kopt.measure.trial import Trial
 def check_config(ref, kernel, item: dict, *, seeds: int, device: str, guard: Guard, opts: dict) -> dict:
     key = item["key"]
     trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="correctness")
-    rec = {"config": item["config"], "key": key, "class": item["class"], "atol": item["tol"]["atol"], "rtol": item["tol"]["rtol"]}
+    rec = {
+        "config": item["config"],
+        "key": key,
+        "class": item["class"],
+        "atol": item["tol"]["atol"],
+        "rtol": item["tol"]["rtol"],
+    }
     rec["seeds"] = []
     for _ in range(seeds):
         s = trial.prepare()

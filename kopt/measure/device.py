@@ -87,6 +87,5 @@ class Guard:
         if not self.allow_threads and threading.active_count() > self.threads:
             names = [t.name for t in threading.enumerate()][-3:]
             raise KernelFault(
-                f"{where}: the kernel left a background thread running ({names}); "
-                "work outside the call cannot be timed"
+                f"{where}: the kernel left a background thread running ({names}); work outside the call cannot be timed"
             )

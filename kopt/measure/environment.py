@@ -86,5 +86,7 @@ def collect(device: str) -> dict:
         "profilers": {"ncu": tool_version("ncu"), "rocprofv3": tool_version("rocprofv3")},
         "nvidia_smi": snapshot() if gpu else None,
         "rocm_smi": smi(["rocm-smi", "--showclocks"]) if gpu else None,
-        "note": None if gpu else "no GPU: the Triton interpreter on the CPU (cpu-interpreter); timings are not GPU performance",
+        "note": None
+        if gpu
+        else "no GPU: the Triton interpreter on the CPU (cpu-interpreter); timings are not GPU performance",
     }

@@ -21,7 +21,9 @@ class InterpreterUnsupported(RuntimeError):
 
 def install(kernel_path: str) -> None:
     """Make the interpreter refuse what it would compute wrongly (bfloat16 tl.dot)."""
-    _KERNEL["path"] = os.path.relpath(kernel_path) if kernel_path and not kernel_path.startswith("torch:") else kernel_path
+    _KERNEL["path"] = (
+        os.path.relpath(kernel_path) if kernel_path and not kernel_path.startswith("torch:") else kernel_path
+    )
     try:
         import triton.language as tl
         from triton.runtime.interpreter import InterpreterBuilder
@@ -49,10 +51,7 @@ def _chain(e: BaseException):
 
 
 def _autotuned(kernel) -> bool:
-    for obj in list(getattr(kernel, "__globals__", {}).values()):
-        if type(obj).__name__ == "Autotuner":
-            return True
-    return False
+    return any(type(obj).__name__ == "Autotuner" for obj in list(getattr(kernel, "__globals__", {}).values()))
 
 
 def explain(e: BaseException, kernel) -> str | None:

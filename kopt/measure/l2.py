@@ -49,7 +49,10 @@ class PersistingL2:
                 b = rt.cudaCtxResetPersistingL2Cache()[0]
                 return int(a) or int(b)
 
-            self._reset, self.how = reset, "cuda.bindings: cudaDeviceSetLimit(PersistingL2CacheSize, 0) + cudaCtxResetPersistingL2Cache"
+            self._reset, self.how = (
+                reset,
+                "cuda.bindings: cudaDeviceSetLimit(PersistingL2CacheSize, 0) + cudaCtxResetPersistingL2Cache",
+            )
         except ImportError:
             lib = _loaded_cudart()
             if lib is None:
@@ -60,7 +63,10 @@ class PersistingL2:
             def reset() -> int:
                 return lib.cudaDeviceSetLimit(LIMIT_PERSISTING_L2_CACHE_SIZE, 0) or lib.cudaCtxResetPersistingL2Cache()
 
-            self._reset, self.how = reset, "libcudart (ctypes): cudaDeviceSetLimit(PersistingL2CacheSize, 0) + cudaCtxResetPersistingL2Cache"
+            self._reset, self.how = (
+                reset,
+                "libcudart (ctypes): cudaDeviceSetLimit(PersistingL2CacheSize, 0) + cudaCtxResetPersistingL2Cache",
+            )
 
     def reset(self) -> None:
         if self._reset is None:

@@ -7,6 +7,7 @@ One config per config class is profiled: its largest (most bytes moved, else mos
 
 from __future__ import annotations
 
+import contextlib
 import math
 from pathlib import Path
 
@@ -55,13 +56,11 @@ def triton_metadata(kernel, asm_dir: Path | None) -> list[dict]:
     out = []
     for fn in _jit_functions(kernel):
         caches = getattr(fn, "device_caches", {}) or {}
-        for dev, entry in caches.items():
+        for entry in caches.values():
             kernel_cache = entry[0] if isinstance(entry, tuple) else {}
             for i, ck in enumerate(kernel_cache.values()):
-                try:
+                with contextlib.suppress(Exception):  # metadata without handles is still useful
                     ck._init_handles()
-                except Exception:  # noqa: BLE001 - metadata without handles is still useful
-                    pass
                 md = getattr(ck, "metadata", None)
                 rec = {
                     "name": getattr(ck, "name", getattr(fn, "__name__", "?")),
@@ -127,8 +126,17 @@ def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, *, guard,
         rec.update(
             backend="cpu-interpreter",
             raw=[],
-            kernels=[{"name": f"{getattr(f, '__name__', None) or getattr(getattr(f, 'fn', None), '__name__', '?')} (Triton interpreter)", "kind": "interpreted", "calls": None,
-                      "mean_us": None, "us_per_call": None, "share": None} for f in _jit_functions(kernel)],
+            kernels=[
+                {
+                    "name": f"{getattr(f, '__name__', None) or getattr(getattr(f, 'fn', None), '__name__', '?')} (Triton interpreter)",
+                    "kind": "interpreted",
+                    "calls": None,
+                    "mean_us": None,
+                    "us_per_call": None,
+                    "share": None,
+                }
+                for f in _jit_functions(kernel)
+            ],
             wall_us_per_call=sum(w.us for w in wall) / calls,
             gpu_us_per_call=None,
             seeds=[w.seed for w in wall],

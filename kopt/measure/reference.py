@@ -99,7 +99,7 @@ def outputs_of(ret, names: list[str], args: dict, who: str) -> dict[str, torch.T
         names = ["out"] if len(got) == 1 else [f"out{i}" for i in range(len(got))]
     if len(got) != len(names):
         raise KernelFault(f"{who} returned {len(got)} tensors, but setup() lists {len(names)} outputs {names}")
-    return dict(zip(names, got))
+    return dict(zip(names, got, strict=True))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from kopt.measure.device import Guard
 from kopt.measure.faults import KernelFault
 from kopt.measure.l2 import PersistingL2
 from kopt.measure.trial import L2_FLUSH_BYTES, Trial
-from kopt.profilers import gpus as nvml
+from kopt.profilers import gpus
 from kopt.profilers import torchtrace
 
 _perf_counter = time.perf_counter
@@ -184,7 +184,7 @@ def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts
     bus = _bus_id() if lab.device == "cuda" else None
 
     def clock() -> None:  # the GPU is busy with the spin and the call: its clock under load
-        c = nvml.sm_clock_mhz(bus)
+        c = gpus.sm_clock_mhz(bus)
         if c is not None:
             clocks.append(c)
 
@@ -194,7 +194,9 @@ def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts
     def take(n: int) -> None:
         start = len(samples)
         for i in range(start, start + whole_cycles(trial, n)):
-            samples.append(timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None))
+            samples.append(
+                timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None)
+            )
 
     target = float(opts.get("target_ci_pct", 0.0)) if lab.device == "cuda" else 0.0
     take(min(cap, int(opts["min_samples"])) if target > 0 else cap)
@@ -279,7 +281,7 @@ def _samples_record(samples: list[Sample], lab: Lab) -> dict:
 
 
 def _clock_record(clocks: list[int]) -> dict:
-    max_clk = nvml.sm_clock_mhz(_bus_id(), maximum=True)
+    max_clk = gpus.sm_clock_mhz(_bus_id(), maximum=True)
     med_clk = float(np.median(clocks)) if clocks else None
     # a clock under 75% of its maximum while the kernel runs: the figures are throttled
     throttled = bool(med_clk is not None and max_clk and med_clk < THROTTLE_FRACTION * max_clk)

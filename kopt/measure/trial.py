@@ -30,7 +30,9 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
 class Trial:
-    def __init__(self, ref, kernel, item: dict, *, device: str, guard: Guard, opts: dict, phase: str, max_sets: int = 1):
+    def __init__(
+        self, ref, kernel, item: dict, *, device: str, guard: Guard, opts: dict, phase: str, max_sets: int = 1
+    ):
         self.ref, self.kernel, self.cfg, self.device, self.guard = ref, kernel, item["config"], device, guard
         self.key = item["key"]
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
@@ -75,7 +77,11 @@ class Trial:
         """The outputs of the call on ``s`` (``ret``: what the kernel returned) against the reference."""
         rec = {"seed": s.seed, "set": s.index, "ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
         try:  # what it returned, when tensors; else the buffers it was given
-            got = s.outputs(self.layout) if reference.returned_tensors(ret) is None else reference.outputs_of(ret, self.layout.names, {}, "run_kernel")
+            got = (
+                s.outputs(self.layout)
+                if reference.returned_tensors(ret) is None
+                else reference.outputs_of(ret, self.layout.names, {}, "run_kernel")
+            )
         except KernelFault as e:
             rec["reason"] = str(e)
             return rec
@@ -90,7 +96,11 @@ class Trial:
             worst = None
             for name in self.layout.names:
                 r = compare(got[name], exp[name], self.layout.spec(name), self.tol[name], detail)
-                if worst is None or (not r["ok"] and worst["ok"]) or (r["ok"] == worst["ok"] and r["max_abs"] > worst["max_abs"]):
+                if (
+                    worst is None
+                    or (not r["ok"] and worst["ok"])
+                    or (r["ok"] == worst["ok"] and r["max_abs"] > worst["max_abs"])
+                ):
                     worst = dict(r, output=name)
                 rec["max_abs"], rec["max_rel"] = max(rec["max_abs"], r["max_abs"]), max(rec["max_rel"], r["max_rel"])
                 if not r["ok"] and not detail:
@@ -115,6 +125,9 @@ class Trial:
         return {
             "pool": self.pool.record(),
             "reference": self.placement.record(),
-            "outputs": [{"name": o.name, "shape": list(o.shape), "dtype": o.dtype, "tolerance": self.tol[o.name]} for o in self.layout.outputs],
+            "outputs": [
+                {"name": o.name, "shape": list(o.shape), "dtype": o.dtype, "tolerance": self.tol[o.name]}
+                for o in self.layout.outputs
+            ],
             "reference_returns": self.layout.returns,
         }

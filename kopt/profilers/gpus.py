@@ -106,7 +106,6 @@ def monitor() -> tuple[str, callable] | None:
     return None
 
 
-
 # --- the snapshot env_check reports ------------------------------------------------------------
 
 SMI_FIELDS = [
@@ -147,7 +146,6 @@ def snapshot() -> dict | None:
         else "not locked by application clocks (locked GPU clocks set with nvidia-smi -lgc are not reported by this query)",
         "clock_event_reasons": d.get("clocks_event_reasons.active"),
     }
-
 
 
 # --- NVML clocks (the harness, per timed call) -------------------------------------------------

@@ -69,7 +69,9 @@ def per_kernel(events: list[dict], calls: int) -> list[dict]:
     """Aggregate by name: calls per timed call, mean µs per launch, total per timed call, share."""
     by: dict[str, dict] = {}
     for e in events:
-        k = by.setdefault(e["name"], {"name": e["name"], "kind": e["cat"], "launches": 0, "total_us": 0.0, "args": e["args"]})
+        k = by.setdefault(
+            e["name"], {"name": e["name"], "kind": e["cat"], "launches": 0, "total_us": 0.0, "args": e["args"]}
+        )
         k["launches"] += 1
         k["total_us"] += e["dur_us"]
     total = sum(k["total_us"] for k in by.values()) or 1.0

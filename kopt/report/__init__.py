@@ -1,2 +1,1 @@
-"""The reports, from result files alone: the results tree read back, tables, plots, Jinja templates.
-"""
+"""The reports, from result files alone: the results tree read back, tables, plots, Jinja templates."""

@@ -61,7 +61,10 @@ def bench(
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
         method = "cpu-interpreter" if corr["device"] == "cpu" else "cuda-events"
-        rows = [{**config_cells(it), "status": "skipped", "device": corr["device"], "method": method, "error": why} for it in items]
+        rows = [
+            {**config_cells(it), "status": "skipped", "device": corr["device"], "method": method, "error": why}
+            for it in items
+        ]
         t = Timing(corr["device"], rows, env=corr["provenance"].get("env"))
     else:
         t = _timed(req, params, log, corr["provenance"].get("env"))
@@ -73,7 +76,13 @@ def bench(
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(out_csv, index=False)
     pd.DataFrame(t.samples, columns=list(SampleRow.model_fields)).to_csv(out_samples, index=False)
-    prov = {**hashes(kernel, ws.ref, ws.target, params), "created": now(), "env": t.env, "child": t.child, "gate": t.gate}
+    prov = {
+        **hashes(kernel, ws.ref, ws.target, params),
+        "created": now(),
+        "env": t.env,
+        "child": t.child,
+        "gate": t.gate,
+    }
     write_json(out_meta, _meta(version, t, params, limit_check, prov))
     return df
 
@@ -103,7 +112,11 @@ def _meta(version: str, t: Timing, params: dict, limit_check: dict | None, prove
     return {
         "version": version,
         "device": t.device,
-        "timing": {"method": method, "note": NOTE_CPU if t.device == "cpu" else NOTE_GPU, "opts": params.get("bench", {})},
+        "timing": {
+            "method": method,
+            "note": NOTE_CPU if t.device == "cpu" else NOTE_GPU,
+            "opts": params.get("bench", {}),
+        },
         "physical_limit": limit_check,
         "inputs": {"settings": params.get("inputs", {}), "note": NOTE_INPUTS, "per_config": t.inputs},
         "provenance": provenance,
@@ -129,5 +142,8 @@ def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> dic
             flops=row.get("flops"), nbytes=row.get("bytes"), time_us=min(times), limits=limits, margin_pct=margin_pct
         )
         if why:
-            row.update(status="failed", error=f"config {row['config_key']}: faster than the hardware allows: {why}; result reuse or skipped work? (or ref.py's flops()/bytes_moved() overstate the work)")
+            row.update(
+                status="failed",
+                error=f"config {row['config_key']}: faster than the hardware allows: {why}; result reuse or skipped work? (or ref.py's flops()/bytes_moved() overstate the work)",
+            )
     return {**limits, "checked": True}

@@ -62,8 +62,6 @@ def records_of(outcome, request: dict) -> tuple[str, list[dict], str | None, dic
     return device or request["device"], records, err, result.get("env")
 
 
-
-
 @contextmanager
 def one_line_faults():
     """A workspace fault or a stale input fails the job with one line on the terminal (kopt: ...)."""
@@ -78,9 +76,10 @@ def one_line_faults():
 def redirect_log(path: str):
     """Send a rule script's stdout/stderr to its ``log:`` file."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    f = open(path, "w", buffering=1)
+    f = open(path, "w", buffering=1)  # noqa: SIM115 - the log stays open for the step
     sys.stdout = sys.stderr = f
     return f
+
 
 def config_cells(item: dict) -> dict:
     """The start of a bench.csv row: the config's own columns, its key and class."""

@@ -53,7 +53,9 @@ def candidate(
         target_classes=None if "all" in tcs else tcs,
         hypothesis=meta.get("hypothesis", ""),
         files=[kernel],
-        gpu_us={r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0}
+        gpu_us={
+            r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0
+        }
         if ok and "profiler_us" in df
         else {},
         target_reached={c["class"]: bool(c["target_reached"]) for c in bottleneck["classes"]}
@@ -97,7 +99,11 @@ def compare(
     comp["target_classes"] = cand.target_classes or "all"
     if bneck and bneck.get("status") == "ok":
         comp["roofline"] = {
-            c["class"]: {"fraction_min": c["roofline_fraction_min"], "target_reached": c["target_reached"], "bottleneck": c["bottleneck"]}
+            c["class"]: {
+                "fraction_min": c["roofline_fraction_min"],
+                "target_reached": c["target_reached"],
+                "bottleneck": c["bottleneck"],
+            }
             for c in bneck["classes"]
         }
     comp["diff"] = diff_size(kernel, parent_kernel)

@@ -27,7 +27,15 @@ def check_reference(*, target: str, out_json: str, log: str, params: dict) -> di
 
 
 def correctness(
-    *, version: str, target: str, kernel: str, out_json: str, out_md: str, log: str, params: dict, impl: str | None = None
+    *,
+    version: str,
+    target: str,
+    kernel: str,
+    out_json: str,
+    out_md: str,
+    log: str,
+    params: dict,
+    impl: str | None = None,
 ) -> dict:
     """``impl`` (eager / compile) checks the torch baseline instead; ``kernel`` is then ref.py."""
     ws = load_workspace(Path(target).parent, versions=False)

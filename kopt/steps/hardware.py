@@ -39,8 +39,12 @@ def hardware(*, gpu: str, registry_dir: str, out_json: str, log: str, settings: 
         "gpu": name,
         "slug": hw.slug(gpu),
         "device": res.get("device") or settings["device"],
-        "registry": {"name": entry["name"], "file": Path(entry["file"]).name, "figures": entry["figures"]} if entry else None,
-        "registry_note": None if entry or name == "cpu" else f"'{name}' is not in config/hardware/: measured ceilings only",
+        "registry": {"name": entry["name"], "file": Path(entry["file"]).name, "figures": entry["figures"]}
+        if entry
+        else None,
+        "registry_note": None
+        if entry or name == "cpu"
+        else f"'{name}' is not in config/hardware/: measured ceilings only",
         "measured": measured,
         "measure_error": None if outcome.ok else outcome.error,
         "ceilings": hw.ceilings(measured, entry),

@@ -35,7 +35,15 @@ def choose_backend(requested: str, device: str) -> str:
 
 
 def profile(
-    *, version: str, target: str, kernel: str, correctness_json: str, out_dir: str, asm_dir: str, log: str, settings: dict
+    *,
+    version: str,
+    target: str,
+    kernel: str,
+    correctness_json: str,
+    out_dir: str,
+    asm_dir: str,
+    log: str,
+    settings: dict,
 ) -> dict:
     """One child process profiles every class of the version: under Nsight Compute or rocprofv3
     when one is the backend (NVTX-ranged calls), else with torch.profiler."""
@@ -86,7 +94,9 @@ def _profiled_run(req: dict, backend: str, raw: Path, log: str, settings: dict):
     if backend == "ncu":
         wrapper = ncu.command(settings.get("ncu", "ncu"), str(raw / "ncu_details.csv"))
     elif backend == "rocprofv3":
-        wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(raw / "rocprofv3"), settings.get("pmc") or None)
+        wrapper = rocprof.command(
+            settings.get("rocprofv3", "rocprofv3"), str(raw / "rocprofv3"), settings.get("pmc") or None
+        )
     if wrapper:
         (raw / f"{backend}_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child profile ...\n")
     run = {**req, "tool": backend if wrapper else None}

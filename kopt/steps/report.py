@@ -20,8 +20,16 @@ def env_check(*, settings: dict, out_json: str, out_md: str) -> dict:
     return env
 
 
-def reports(*, compares: list[str], metas: list[str], kernels: list[str], hardware: str, experience: str,
-            settings: dict, out: dict[str, str]) -> list[str]:
+def reports(
+    *,
+    compares: list[str],
+    metas: list[str],
+    kernels: list[str],
+    hardware: str,
+    experience: str,
+    settings: dict,
+    out: dict[str, str],
+) -> list[str]:
     """performance.md, final_report.md, benchmark.md and the plots (``out`` names each file)."""
     versions = [Path(p).parent.name for p in compares]
     res = load(Path(compares[0]).parent.parent, versions, metas, kernels, hardware=hardware, settings=settings)

@@ -36,7 +36,17 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-LIBRARIES = ("numpy", "scipy", "pandas", "matplotlib", "jinja2", "pyyaml", "jsonschema", "cuda-bindings", "nvidia-ml-py")
+LIBRARIES = (
+    "numpy",
+    "scipy",
+    "pandas",
+    "matplotlib",
+    "jinja2",
+    "pyyaml",
+    "jsonschema",
+    "cuda-bindings",
+    "nvidia-ml-py",
+)
 
 
 def library_versions() -> dict[str, str | None]:
@@ -135,8 +145,13 @@ def workspace_id(root: str | Path) -> str:
 
 def write_owner(out: str | Path, log: str | Path, *, name: str, ref: str | Path, target: str | Path) -> dict:
     """results/workspace.json: the workspace (target.yaml's folder) this tree belongs to."""
-    doc = {"workspace": workspace_id(Path(target).parent), "name": name, "ref_sha256": sha256_file(ref),
-           "target_sha256": sha256_file(target), "created": now()}
+    doc = {
+        "workspace": workspace_id(Path(target).parent),
+        "name": name,
+        "ref_sha256": sha256_file(ref),
+        "target_sha256": sha256_file(target),
+        "created": now(),
+    }
     Path(out).write_text(json.dumps(doc, indent=1) + "\n")
     Path(log).write_text(f"{out}: {doc['workspace']}\n")
     return doc

@@ -173,9 +173,7 @@ def load_target(root: Path) -> dict:
             if keys is None:
                 keys = list(cfg)
             elif list(cfg) != keys:
-                raise WorkspaceError(
-                    f"{file}: {listname}[{i}]: columns {list(cfg)} differ from {listname}[0]'s {keys}"
-                )
+                raise WorkspaceError(f"{file}: {listname}[{i}]: columns {list(cfg)} differ from {listname}[0]'s {keys}")
         dup = _first_duplicate(config_key(c) for c in data[listname])
         if dup:
             raise WorkspaceError(f"{file}: {listname}: config {dup} appears twice")
@@ -204,7 +202,9 @@ def _check_dispatch(meta: dict, meta_path: Path, n: int, configs: list[dict]) ->
             raise WorkspaceError(f"{meta_path}: dispatch[{i}]: only the last entry may omit 'when'")
         for col in r.get("when", {}):
             if columns and col not in columns:
-                raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: '{col}' is not a config column {sorted(columns)}")
+                raise WorkspaceError(
+                    f"{meta_path}: dispatch[{i}].when: '{col}' is not a config column {sorted(columns)}"
+                )
         if configs and "when" in r and not any(_matches(r["when"], c) for c in configs):
             raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: {r['when']} matches no config of target.yaml")
 
