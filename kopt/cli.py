@@ -110,24 +110,11 @@ def _set_mask(a, value: bool) -> int:
 
 
 def cmd_experience(a) -> int:
-    from kopt.loop.experience import Store, dumps
+    from kopt.loop.experience import ENTERED, Store, dumps
 
     with Store(a.db or None) as st:
         if a.exp == "add":
-            entry = {
-                k: getattr(a, k)
-                for k in (
-                    "kernel_type",
-                    "backend",
-                    "chip",
-                    "bottleneck",
-                    "strategy",
-                    "hypothesis",
-                    "outcome",
-                    "reason",
-                    "change_pct",
-                )
-            }
+            entry = {k: getattr(a, k) for k in ENTERED}
             print("added" if st.add({**entry, "source": "manual"}) else "already there")
         elif a.exp == "recommend":
             rows = st.recommend(a.kernel_type, a.backend, a.chip, a.bottleneck, n=a.n)

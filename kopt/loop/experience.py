@@ -29,6 +29,7 @@ FIELDS = (
     "workspace",
     "source",
 )
+ENTERED = FIELDS[:9]  # what a person enters by hand (`kopt experience add`); the rest the graph fills
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS entries (
   id INTEGER PRIMARY KEY,

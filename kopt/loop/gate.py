@@ -13,10 +13,9 @@ gate cannot tell, so it does not run.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
-from kopt.profilers.gpus import GpuReading, read_amd, read_nvidia
+from kopt.profilers.gpus import GpuReading, monitor
 
 DEFAULTS = {
     "enabled": True,
@@ -30,14 +29,6 @@ DEFAULTS = {
 
 class GateTimeout(RuntimeError):
     pass
-
-
-def monitor() -> tuple[str, callable] | None:
-    if shutil.which("nvidia-smi"):
-        return "nvidia-smi", read_nvidia
-    if shutil.which("rocm-smi"):
-        return "rocm-smi", read_amd
-    return None
 
 
 def _visible() -> list[int] | None:

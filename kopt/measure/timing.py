@@ -33,8 +33,7 @@ from kopt.measure.device import Guard
 from kopt.measure.faults import KernelFault
 from kopt.measure.l2 import PersistingL2
 from kopt.measure.trial import L2_FLUSH_BYTES, Trial
-from kopt.profilers import gpus
-from kopt.profilers import torchtrace
+from kopt.profilers import gpus, torchtrace
 
 _perf_counter = time.perf_counter
 _Event = torch.cuda.Event
