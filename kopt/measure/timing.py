@@ -287,19 +287,39 @@ def _clock_record(clocks: list[int]) -> dict:
     return {"sm_clock_mhz": med_clk, "sm_clock_max_mhz": max_clk, "throttled": throttled}
 
 
+def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> tuple[list[float], list[Sample]]:
+    """Profiled calls in sessions of whole pool cycles: ``min_profile_calls`` first, then more while
+    the median GPU time per call is not within ``target_ci_pct`` % and ``profile_calls`` allow (on a
+    target of 0: ``profile_calls`` at once). The kernel's GPU µs of every call, and the samples."""
+    cap = int(opts.get("profile_calls", 50))
+    target = float(opts.get("target_ci_pct", 0.0))
+    first = min(cap, int(opts.get("min_profile_calls", cap))) if target > 0 else cap
+    per_call: list[float] = []
+    samples: list[Sample] = []
+    while not samples or (len(samples) < cap and median_ci_pct(per_call) > target):
+        n = first if not samples else min(max(1, len(samples) // 2), cap - len(samples))
+        trace, got = profiled_calls(trial, lab, n, trace_path)
+        if torchtrace.gpu_events(trace):
+            per_call += torchtrace.per_call_us(trace, len(got))
+        samples += got
+        if target <= 0:
+            break
+    return per_call, samples
+
+
 def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
-    """The profiler's GPU time per call (median over ``profile_calls``), and the hidden-stream check."""
+    """The profiler's GPU time per call (the median over the profiled calls), and the hidden-stream check."""
     import tempfile
 
     out = {"event_null_us": _null_event_us(), "profiled_seeds": []}
-    calls = int(opts.get("profile_calls", 50))
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            trace, prof_samples = profiled_calls(trial, lab, calls, f"{tmp}/trace.json")
+            per_call, prof_samples = _profiled_sessions(trial, lab, opts, f"{tmp}/trace.json")
         out["profiled_seeds"] = [x.seed for x in prof_samples]
         out["profiled_event_us"] = float(np.median([x.us for x in prof_samples]))
         out["profiled_host_us"] = float(np.median([x.host_us for x in prof_samples]))
-        prof_us = torchtrace.gpu_us_per_call(trace, len(prof_samples))
+        prof_us = float(np.median(per_call)) if per_call else None
+        out["profiler_ci_pct"] = median_ci_pct(per_call) if len(per_call) >= 6 else None
         if prof_us is None:
             out["profiler_note"] = "the profiler recorded no GPU work for the kernel"
     except KernelFault:

@@ -109,6 +109,7 @@ class BenchRow(Open):
     flops: float | None = None
     bytes: float | None = None
     profiler_us: float | None = None
+    profiler_ci_pct: float | None = None  # the same for the profiler's GPU time per call
     event_null_us: float | None = None
     profiled_event_us: float | None = None
     profiled_host_us: float | None = None
