@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from tests.test_bad_kernels import BAD, run_version
+from tests.helpers import BAD, run_version
 
 
 def test_work_on_a_hidden_stream_never_looks_faster(tiny, tmp_path, run_params):

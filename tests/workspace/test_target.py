@@ -1,4 +1,6 @@
-"""A malformed workspace stops with one line naming the file and the field."""
+"""The workspace loads, and a malformed one stops with one line naming the file and the field
+(target.yaml, ref.py, kernels/vN.py and their metadata)."""
+
 
 import shutil
 from pathlib import Path
@@ -6,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from kopt.workspace.target import WorkspaceError, config_class, config_key, load_workspace
+from tests.helpers import ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "softmax"
+EXAMPLE = ROOT / "examples" / "softmax"
 
 
 @pytest.fixture
@@ -75,3 +78,25 @@ def test_malformed_workspace_names_file_and_field(ws, edit, says):
 def test_missing_folder(tmp_path):
     with pytest.raises(WorkspaceError, match="workspace folder does not exist"):
         load_workspace(tmp_path / "nope")
+
+
+# --- metadata checks ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "meta,msg",
+    [
+        ("parent: v1\nhypothesis: x\nrationale: y\n", r"v7\.yaml: expected: required"),
+        ("parent: v1\nhypothesis: x\nrationale: y\nexpected: z\nrepair_of: v9\n", r"repair_of: v9 is not an earlier"),
+        ("parent: v1\nhypothesis: x\nrationale: y\nexpected: z\ndispatch:\n  - {when: {N: [256]}, use: v3}\n  - {when: {N: [2048]}, use: v1}\n",
+         r"dispatch\[1\]: the last entry is the default"),
+        ("parent: v1\nhypothesis: x\nrationale: y\nexpected: z\ndispatch:\n  - {when: {K: [256]}, use: v3}\n  - {use: v1}\n",
+         r"dispatch\[0\]\.when: 'K' is not a config column"),
+    ],
+)
+def test_version_metadata_errors(ws, meta, msg):
+    (ws / "kernels" / "v7.yaml").write_text(meta)
+    if "dispatch" not in meta:
+        shutil.copy(ws / "kernels" / "v1.py", ws / "kernels" / "v7.py")
+    with pytest.raises(WorkspaceError, match=msg):
+        load_workspace(ws)

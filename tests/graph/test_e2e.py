@@ -1,5 +1,6 @@
 """The whole graph, end to end on the CPU (Triton interpreter), on a temporary copy of the project."""
 
+
 import json
 import os
 import re
@@ -11,30 +12,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import _tree, copy_project, snakemake
+
+pytestmark = pytest.mark.e2e
+
+
 VERSIONS = [f"v{i}" for i in range(7)]  # v4 is incorrect on purpose, v5 its repair, v6 a split
+
+
 CORRECT = [v for v in VERSIONS if v != "v4"]
-
-
-def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
-    """Snakemake on the CPU; a user-wide experience store would land in cwd/xdg (none must)."""
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", *config],
-        cwd=cwd,
-        env={**os.environ, "XDG_DATA_HOME": str(cwd / "xdg")},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def copy_project(dst: Path) -> Path:
-    """The workflow and the example, without results."""
-    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt", "report"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
-    shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")
-    return dst
 
 
 @pytest.fixture(scope="module")
@@ -134,10 +120,6 @@ def test_cpu_runs_add_no_outcome_to_the_experience_store(project):
     assert [(r["outcome"], r["reason"]) for r in rows] == [("discard", "incorrect")], rows
     perf = (project / "results" / "performance.md").read_text()
     assert "## What worked before" in perf and "(latency-bound): split-dispatch" in perf
-
-
-def _tree(results: Path) -> dict:
-    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in results.rglob("*") if p.is_file()}
 
 
 def test_a_dry_run_with_other_settings_changes_no_file(project):
