@@ -1,7 +1,6 @@
 """Helpers shared by several test modules: the project's paths, one version through the correctness and
 bench steps, the Snakemake graph on a copy of the project, and a small results tree for the reports."""
 
-
 from __future__ import annotations
 
 import hashlib
@@ -24,7 +23,8 @@ from kopt.steps.correctness import correctness
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 BAD = FIXTURES / "bad_kernels"
-NVTX_PROBE = FIXTURES / "profiles" / "h100_ncu_nvtx_classes.csv"  # benchmarks/probes/ncu_with_torch_profiler.py under ncu --nvtx
+# the NVTX probe: benchmarks/probes/ncu_with_torch_profiler.py under ncu --nvtx
+NVTX_PROBE = FIXTURES / "profiles" / "h100_ncu_nvtx_classes.csv"
 
 # --- one version through the steps (on the CPU through the Triton interpreter) ----------------
 

@@ -1,6 +1,5 @@
 """The kopt command: new, status, mask/unmask and the experience subcommands."""
 
-
 import json
 import shutil
 
@@ -39,7 +38,9 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
     kopt(["status", "--workspace", str(ws), "--results", str(results)])  # from the last comparison
     out = capsys.readouterr().out
     assert "best: v1  (state after v6)" in out and "consecutive regressions: 2" in out
-    (results / "state.json").write_text(json.dumps({"after": "v6", "best": "v1", "stop": True, "stop_reason": "target reached"}))
+    (results / "state.json").write_text(
+        json.dumps({"after": "v6", "best": "v1", "stop": True, "stop_reason": "target reached"})
+    )
     kopt(["status", "--workspace", str(ws), "--results", str(results)])
     out = capsys.readouterr().out
     assert "best: v1" in out and "STOP: target reached" in out
@@ -50,13 +51,47 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
 def test_kopt_experience_commands(tmp_path, capsys):
     db = str(tmp_path / "e.sqlite")
     args = ["--kernel-type", "softmax", "--backend", "triton", "--chip", "H100", "--bottleneck", "memory-bound"]
-    assert kopt(["experience", "--db", db, "add", *args, "--strategy", "vector-width", "--hypothesis", "float4", "--outcome", "keep"]) == 0
+    assert (
+        kopt(
+            [
+                "experience",
+                "--db",
+                db,
+                "add",
+                *args,
+                "--strategy",
+                "vector-width",
+                "--hypothesis",
+                "float4",
+                "--outcome",
+                "keep",
+            ]
+        )
+        == 0
+    )
     assert kopt(["experience", "--db", db, "recommend", *args, "-n", "2"]) == 0
     out = capsys.readouterr().out
     assert "1. vector-width" in out and "1 kept of 1 tried" in out
     assert kopt(["experience", "--db", db, "stats"]) == 0 and '"entries": 1' in capsys.readouterr().out
     other = str(tmp_path / "other.sqlite")
-    assert kopt(["experience", "--db", other, "add", *args, "--strategy", "fuse-passes", "--hypothesis", "one pass", "--outcome", "keep"]) == 0
+    assert (
+        kopt(
+            [
+                "experience",
+                "--db",
+                other,
+                "add",
+                *args,
+                "--strategy",
+                "fuse-passes",
+                "--hypothesis",
+                "one pass",
+                "--outcome",
+                "keep",
+            ]
+        )
+        == 0
+    )
     for cmd in (["list"], ["search", "float4"], ["merge", other]):
         assert kopt(["experience", "--db", db, *cmd]) == 0
     assert "merged 1 new entries" in capsys.readouterr().out

@@ -1,7 +1,6 @@
 """The bottleneck class: on counters recorded on the H100, on the threshold edges, from the roofline
 alone (marked weaker), and the next directions for every class."""
 
-
 import pytest
 
 from kopt.analysis import bottleneck as bn
@@ -41,13 +40,20 @@ EDGES = [
 
 @pytest.mark.parametrize("sm,mem,occ,limiter,waves,expected", EDGES)
 def test_classify_counters_edges(sm, mem, occ, limiter, waves, expected):
-    v = bn.classify_counters(sm_pct=sm, mem_pct=mem, theoretical_occupancy_pct=occ, occupancy_limiter=limiter, waves_per_sm=waves)
+    v = bn.classify_counters(
+        sm_pct=sm, mem_pct=mem, theoretical_occupancy_pct=occ, occupancy_limiter=limiter, waves_per_sm=waves
+    )
     assert v["class"] == expected, v["why"]
 
 
 @pytest.mark.parametrize(
     "fraction,side,expected",
-    [(0.6, "memory", "memory-bound"), (0.599, "memory", "latency-bound"), (0.95, "compute", "compute-bound"), (None, None, "unknown")],
+    [
+        (0.6, "memory", "memory-bound"),
+        (0.599, "memory", "latency-bound"),
+        (0.95, "compute", "compute-bound"),
+        (None, None, "unknown"),
+    ],
 )
 def test_classify_roofline_is_marked_weaker(fraction, side, expected):
     v = bn.classify_roofline(fraction=fraction, side=side)

@@ -1,7 +1,6 @@
 """The hardware registry (config/hardware): every figure cited or unknown, device names matched, and
 ceilings that prefer the measured figures and never use an unknown one."""
 
-
 import pytest
 
 from kopt.analysis import registry as hw
@@ -11,7 +10,12 @@ from tests.helpers import ROOT
 def test_registry_every_figure_cited_or_unknown():
     reg = hw.load_registry(ROOT / "config" / "hardware")
     assert {e["name"] for e in reg} >= {
-        "NVIDIA H100 SXM", "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA A100 SXM4 80GB", "AMD Instinct MI300X", "AMD Instinct MI355X"
+        "NVIDIA H100 SXM",
+        "NVIDIA H100 PCIe",
+        "NVIDIA H200",
+        "NVIDIA A100 SXM4 80GB",
+        "AMD Instinct MI300X",
+        "AMD Instinct MI355X",
     }
     for e in reg:
         figs = [e["figures"][k] for k in hw.SCALARS] + [e["figures"]["peak_tflops"][d] for d in hw.DTYPES]

@@ -1,7 +1,6 @@
 """Roofline arithmetic: both sides of the ridge point, an unknown peak, and a result beyond the
 hardware's physical limit."""
 
-
 import pytest
 
 from kopt.analysis.registry import physical_limits
@@ -31,8 +30,11 @@ def test_the_issues_replayed_gemm_is_beyond_the_h100():
     """8192^3 bf16 in 99.6 us (the replay kept on the H100 before this check) against the measured
     H100 ceilings: refused; the tutorial GEMM at 769 TFLOP/s is not."""
     limits = physical_limits(
-        {"memory_gbps": 2967.0, "compute_tflops": {"fp32": 51.5, "tf32": 394.7, "bf16": 780.9, "fp16": 750.6, "fp8": 1403.4},
-         "basis": {"memory": "measured", "fp8": "measured"}}
+        {
+            "memory_gbps": 2967.0,
+            "compute_tflops": {"fp32": 51.5, "tf32": 394.7, "bf16": 780.9, "fp16": 750.6, "fp8": 1403.4},
+            "basis": {"memory": "measured", "fp8": "measured"},
+        }
     )
     assert limits["compute_tflops"] == 1403.4 and "fp8" in limits["compute_basis"]
     flops, nbytes = 2 * 8192**3, 3 * 8192 * 8192 * 2

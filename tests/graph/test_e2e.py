@@ -1,6 +1,5 @@
 """The whole graph, end to end on the CPU (Triton interpreter), on a temporary copy of the project."""
 
-
 import json
 import os
 import re
@@ -45,7 +44,17 @@ def test_every_version_has_its_records(project):
         assert all(len(c["seeds"]) >= 3 for c in corr["configs"])
         df = pd.read_csv(project / "results" / v / "bench.csv")
         assert list(df.columns[:3]) == ["M", "N", "dtype"]
-        assert {"config_class", "median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "device", "method"} <= set(df.columns)
+        assert {
+            "config_class",
+            "median_us",
+            "p20_us",
+            "p80_us",
+            "n_samples",
+            "gbps",
+            "tflops",
+            "device",
+            "method",
+        } <= set(df.columns)
         assert set(df["method"]) == {"cpu-interpreter"} and (df["median_us"] > 0).all()
         assert set(df["config_class"]) == {"N=256", "N=2048", "N=16384"}
 
@@ -80,7 +89,7 @@ def test_a_record_refuses_a_drifted_file(project, tmp_path):
 def test_compare_is_a_fold_over_the_chain(project):
     comps = [json.loads((project / "results" / v / "compare.json").read_text()) for v in VERSIONS]
     assert comps[0]["decision"] == "baseline" and comps[0]["best_after"] == "v0"
-    for prev, cur in zip(comps, comps[1:]):
+    for prev, cur in zip(comps, comps[1:], strict=False):
         assert cur["best_before"] == prev["best_after"]
         assert cur["decision"] in {"keep", "discard", "split-recommended"}
     v4, v5, v6 = comps[4], comps[5], comps[6]
@@ -143,8 +152,10 @@ def test_a_stale_routed_kernel_or_a_target_short_of_compare_is_not_kept(project)
     try:
         k.write_text(text + "\n# changed, then given its old time back\n")
         os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))
-        for target, stale in (("results/v6/correctness.json", "results/v6/correctness.json"),
-                              ("results/v1/bench.json", "results/v1/correctness.json")):
+        for target, stale in (
+            ("results/v6/correctness.json", "results/v6/correctness.json"),
+            ("results/v1/bench.json", "results/v1/correctness.json"),
+        ):
             p = snakemake(project, "-n", target, "--rerun-triggers", "mtime")
             out = p.stdout + p.stderr
             assert p.returncode == 0, out
@@ -217,7 +228,9 @@ def test_malformed_config_names_the_field(project):
 def test_profiles_and_bottlenecks_are_labelled_cpu(project):
     VERSIONS = CORRECT  # noqa: N806 - v4 is not profiled (incorrect)
     hwj = json.loads((project / "results" / "hardware" / "cpu.json").read_text())
-    assert hwj["gpu"] == "cpu" and hwj["ceilings"]["memory_gbps"] > 0 and hwj["ceilings"]["basis"]["memory"] == "measured"
+    assert (
+        hwj["gpu"] == "cpu" and hwj["ceilings"]["memory_gbps"] > 0 and hwj["ceilings"]["basis"]["memory"] == "measured"
+    )
     for v in VERSIONS:
         prof = json.loads((project / "results" / v / "profile" / "profile.json").read_text())
         assert prof["status"] == "ok" and prof["backend"] == "cpu-interpreter"
@@ -280,7 +293,10 @@ def test_final_report_and_benchmark(project):
 def test_html_report(project):
     p = subprocess.run(
         [sys.executable, "-m", "snakemake", "--report", "report.html", "--config", "device=cpu"],
-        cwd=project, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert p.returncode == 0, p.stdout + p.stderr
     html = (project / "report.html").read_text(errors="replace")
@@ -291,8 +307,11 @@ def test_html_report(project):
     "old, new, says",
     [
         ("def reference(x):", "def reference_(x):", "ref.py: defines no reference() function"),
-        ("    return torch.softmax(x, dim=-1)", "    assert x.shape[1] != 2048, 'no long rows'\n    return torch.softmax(x, dim=-1)",
-         "reference() failed: AssertionError: no long rows (config M=8,N=2048,dtype=float32)"),
+        (
+            "    return torch.softmax(x, dim=-1)",
+            "    assert x.shape[1] != 2048, 'no long rows'\n    return torch.softmax(x, dim=-1)",
+            "reference() failed: AssertionError: no long rows (config M=8,N=2048,dtype=float32)",
+        ),
         ("    torch.manual_seed(seed)", "    torch.manual_seed(seed)\n    assert N != 256, 'bad N'", "setup(seed="),
     ],
 )

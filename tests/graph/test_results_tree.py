@@ -2,7 +2,6 @@
 provenance matches, -d DIR, and commands printed complete for the workspace in use. Through
 Snakemake on a copy of the project (the pieces alone: tests/workspace)."""
 
-
 import json
 import os
 import shutil
@@ -84,15 +83,17 @@ def test_a_result_kept_by_its_age_but_made_from_other_files_is_rebuilt(tmp_path)
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
     assert (
-        "kopt: results/v0/correctness.json was made from another examples/softmax/kernels/v0.py (sha256 "
-        in out and "it will be rebuilt, with everything made from it" in out
+        "kopt: results/v0/correctness.json was made from another examples/softmax/kernels/v0.py (sha256 " in out
+        and "it will be rebuilt, with everything made from it" in out
     )
     for made in ("correctness", "compare"):
         prov = json.loads((dst / "results" / "v0" / f"{made}.json").read_text())["provenance"]
         assert prov["kernel_sha256"] == _sha(k)
     # v1 was decided again, against the new v0's timings
     v0 = pd.read_csv(dst / "results" / "v0" / "bench.csv").set_index("config_class")["median_us"]
-    best = {c["class"]: c["best_us"] for c in json.loads((dst / "results" / "v1" / "compare.json").read_text())["per_class"]}
+    best = {
+        c["class"]: c["best_us"] for c in json.loads((dst / "results" / "v1" / "compare.json").read_text())["per_class"]
+    }
     assert best.keys() == set(v0.index) and all(best[c] == pytest.approx(v0[c], rel=1e-9) for c in best)
     p = snakemake(dst, "results/v1/compare.json", "--rerun-triggers", "mtime")
     assert "Nothing to be done" in p.stdout + p.stderr and "kopt:" not in p.stdout + p.stderr

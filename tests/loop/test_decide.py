@@ -1,19 +1,19 @@
 """The decision fold, table-driven: noise rule, two in a row, counters, stop, split, failures, repairs,
 masks, both clocks, and decisions on the profiler's GPU time."""
 
-
 import pytest
 
 from kopt.loop import decide as dec
 from kopt.loop.decide import Candidate, Params, decide, fold, initial_state
-
 
 CLASSES = {"a1": "A", "a2": "A", "b1": "B"}
 
 
 def cand(v, a=100.0, b=100.0, status="ok", target=None, a2=None):
     med = {"a1": a, "a2": a if a2 is None else a2, "b1": b}
-    return Candidate(v, status, None if status == "ok" else "x", med if status == "ok" else {}, CLASSES, target, f"h{v}", [f"{v}.py"])
+    return Candidate(
+        v, status, None if status == "ok" else "x", med if status == "ok" else {}, CLASSES, target, f"h{v}", [f"{v}.py"]
+    )
 
 
 P = Params(noise_pct=1.0, max_consecutive_regressions=5)
@@ -302,10 +302,17 @@ REPAIR_CASES = [
         [],
     ),
     (
-        [C("v0", 100), C("v1", status="incorrect")] + [C(f"v{i}", status="incorrect", repair_of="v1") for i in (2, 3, 4)]
+        [C("v0", 100), C("v1", status="incorrect")]
+        + [C(f"v{i}", status="incorrect", repair_of="v1") for i in (2, 3, 4)]
         + [C("v5", 90, repair_of="v1")],
-        [("baseline", "baseline"), ("discard", "incorrect"), ("discard", "incorrect"), ("discard", "incorrect"),
-         ("discard", "incorrect"), ("discard", "repair-limit")],
+        [
+            ("baseline", "baseline"),
+            ("discard", "incorrect"),
+            ("discard", "incorrect"),
+            ("discard", "incorrect"),
+            ("discard", "incorrect"),
+            ("discard", "repair-limit"),
+        ],
         {"v1": 3},
         ["v1"],
     ),
@@ -352,7 +359,10 @@ def test_split_targets_what_it_routes_away_from_the_best():
     [
         ([C("v0", 100)] + [C(f"v{i}", 100 + 2 * i) for i in range(1, 6)], "5 consecutive regressions"),
         ([C("v0", 100, target_reached={"A": True})], "target reached"),
-        ([C("v0", 100), C("v1", status="failed", reason="gate: no idle GPU after 3600 s", gate_timeout=True)], "no idle GPU"),
+        (
+            [C("v0", 100), C("v1", status="failed", reason="gate: no idle GPU after 3600 s", gate_timeout=True)],
+            "no idle GPU",
+        ),
     ],
 )
 def test_every_stop_reason(seq, reason):

@@ -1,13 +1,22 @@
 """The experience store: a round trip with the priors, merging without duplicates, recommendations
 ranked by past success."""
 
-
 from kopt.loop.experience import Store
 
 
 def _entry(**kw):
-    e = dict(kernel_type="softmax", backend="triton", chip="H100", bottleneck="memory-bound", strategy="fuse-passes",
-             hypothesis="one pass", outcome="keep", reason="improved", change_pct=-20.0, source="test")
+    e = dict(
+        kernel_type="softmax",
+        backend="triton",
+        chip="H100",
+        bottleneck="memory-bound",
+        strategy="fuse-passes",
+        hypothesis="one pass",
+        outcome="keep",
+        reason="improved",
+        change_pct=-20.0,
+        source="test",
+    )
     return {**e, **kw}
 
 

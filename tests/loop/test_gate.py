@@ -1,6 +1,5 @@
 """The GPU gate, with a fake nvidia-smi: the idlest idle GPU, growing memory, waiting, giving up."""
 
-
 import json
 import os
 import stat
@@ -10,8 +9,7 @@ import pytest
 
 from kopt.loop import gate
 
-
-FAKE = r'''#!{python}
+FAKE = r"""#!{python}
 import json, os, sys
 state = json.load(open(os.environ["FAKE_SMI"]))
 counter = os.environ["FAKE_SMI"] + ".n"
@@ -25,7 +23,7 @@ else:  # the processes of the snapshot whose GPU readings were just taken
     snap = state[min(max(n - 1, 0), len(state) - 1)]
     for a in snap.get("apps", []):
         print(f"GPU-{{a}}, 4242, 1000")
-'''
+"""
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """The measured ceilings (kopt.measure.ceilings): copy bandwidth and matmul rates, every run timed
 through kopt.measure.timing.event_time_us. On the CPU."""
 
-
 from kopt.measure import ceilings
 from tests.helpers import _counting
 

@@ -4,7 +4,6 @@ timer or a background thread (kopt.measure.device's Guard), a result replayed on
 reference is computed after the call, out of reach: issue 16), and work moved to the host (a keep
 needs both clocks). On the CPU through the Triton interpreter; tests/gpu has the GPU-only ones."""
 
-
 from pathlib import Path
 
 import pandas as pd

@@ -2,7 +2,6 @@
 step never raises), and nothing is timed. On the CPU through the Triton interpreter (and on a GPU
 when one is present)."""
 
-
 import json
 
 import pytest

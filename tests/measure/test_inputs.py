@@ -1,7 +1,6 @@
 """Inputs never repeat predictably: seeds fresh per run and recorded, a fixed seed repeats a run, and
 the input pool's size and order. On the CPU."""
 
-
 import collections
 import json
 
@@ -19,7 +18,7 @@ def test_seeds_are_fresh_per_run_and_recorded(tiny, tmp_path, run_params):
     runs = [run_version(tiny, tiny / "kernels" / "v0.py", run_params, tmp_path / str(i)) for i in range(2)]
     seeds = [{s["seed"] for c in corr["configs"] for s in c["seeds"]} for corr, _, _ in runs]
     assert len(seeds[0]) == 6 and not seeds[0] & seeds[1]  # never derivable from the config
-    for _, df, out in runs:
+    for _, _df, out in runs:
         samples = pd.read_csv(out / "bench_samples.csv")
         assert samples["seed"].notna().all() and samples["seed"].nunique() == len(samples)
         meta = json.loads((out / "bench.json").read_text())
@@ -60,7 +59,7 @@ def test_pool_visits_sets_in_random_order_with_fresh_values():
         assert s.seed not in seen
         seen.add(s.seed)
         order.append(s.index)
-    assert all(a != b for a, b in zip(order, order[1:])) and set(order) == {0, 1, 2, 3}
+    assert all(a != b for a, b in zip(order, order[1:], strict=False)) and set(order) == {0, 1, 2, 3}
     assert len(set(tuple(order[i : i + 4]) for i in range(0, 200, 4))) > 10  # no fixed cycle
     pool.next()  # mid-cycle: a new cycle makes the next whole cycles visit every set equally
     pool.new_cycle()

@@ -1,7 +1,6 @@
 """The reference protocol: every return form, a returning reference with kernels that write in place,
 and a reference too big for the device. On the CPU."""
 
-
 import shutil
 
 import pytest

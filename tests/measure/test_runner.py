@@ -1,7 +1,6 @@
 """The child process and its time limit (kopt.measure.runner): a hang is killed, interrupted is not
 failed, and no kernel process outlives its run (Linux /proc). Issue 10."""
 
-
 import os
 import signal
 import subprocess
@@ -116,7 +115,9 @@ def test_kill_9_of_snakemake_stops_the_kernel_process(tiny, tmp_path):
     outer = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', sys.argv[1]]); time.sleep(600)"
     fake = subprocess.Popen([sys.executable, "-c", outer, code, "snakemake"], cwd=ROOT)
     try:
-        jobs = _wait_for(lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == fake.pid])
+        jobs = _wait_for(
+            lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == fake.pid]
+        )
         child = _wait_for(lambda: _kernel_children(jobs[0]))[0]
         fake.kill()
         fake.wait()

@@ -1,7 +1,6 @@
 """The one timed iteration (kopt.measure.timing.event_time_us): the kernel's benchmark calls are timed
 through it; the median's interval and when sampling stops. On the CPU, where it is wall time in µs."""
 
-
 import time
 
 import torch
@@ -72,7 +71,9 @@ def _fake_gpu_sampling(monkeypatch, spread: float) -> list[int]:
     monkeypatch.setattr(timing, "_bus_id", lambda: None)
     lab = SimpleNamespace(device="cuda")
     opts = {"min_samples": 50, "target_ci_pct": 0.25}
-    return len(timing._samples(None, lab, 400, "k", [], opts)), len(timing._samples(None, lab, 400, "k", [], {**opts, "target_ci_pct": 0}))
+    return len(timing._samples(None, lab, 400, "k", [], opts)), len(
+        timing._samples(None, lab, 400, "k", [], {**opts, "target_ci_pct": 0})
+    )
 
 
 def test_sampling_stops_once_the_median_is_pinned_down(monkeypatch):

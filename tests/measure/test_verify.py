@@ -1,7 +1,6 @@
 """The comparison per output and dtype: integer and bool outputs exactly, unless target.yaml gives a
 tolerance for their dtype. On the CPU."""
 
-
 import pytest
 
 from tests.helpers import FIXTURES as FIX
@@ -18,7 +17,11 @@ DTYPES = FIX / "dtypes"
         (FIX / "dtype_kernels" / "wrong_idx.py", "incorrect", "output 'idx': "),
         (FIX / "dtype_kernels" / "off_by_one.py", "incorrect", "differ from the reference (exact dtype)"),
         (FIX / "dtype_kernels" / "wrong_bool.py", "incorrect", "output 'pos': "),
-        (FIX / "dtype_kernels" / "returns_int32.py", "incorrect", "output 'idx': dtype int32 differs from the reference's int64"),
+        (
+            FIX / "dtype_kernels" / "returns_int32.py",
+            "incorrect",
+            "output 'idx': dtype int32 differs from the reference's int64",
+        ),
     ],
 )
 def test_integer_and_bool_outputs_are_compared_exactly(tmp_path, run_params, kernel, status, says):
@@ -32,6 +35,8 @@ def test_integer_and_bool_outputs_are_compared_exactly(tmp_path, run_params, ker
 
 
 def test_a_tolerance_given_for_an_integer_dtype_applies(tmp_path, run_params):
-    ws = _copy(DTYPES, tmp_path / "ws", tolerances={"float32": {"atol": 1e-6, "rtol": 1e-5}, "int64": {"atol": 1, "rtol": 0}})
+    ws = _copy(
+        DTYPES, tmp_path / "ws", tolerances={"float32": {"atol": 1e-6, "rtol": 1e-5}, "int64": {"atol": 1, "rtol": 0}}
+    )
     corr, _, _ = run_version(ws, FIX / "dtype_kernels" / "off_by_one.py", run_params, tmp_path)
     assert corr["status"] == "pass", corr["error"]

@@ -1,7 +1,6 @@
 """Nsight Compute: the command line we run and the parser of its CSV, on output recorded on the H100
 (tests/fixtures/profiles/), including the NVTX ranges that name each launch's config class."""
 
-
 import pytest
 
 from kopt.profilers import ncu

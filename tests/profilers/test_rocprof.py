@@ -1,6 +1,5 @@
 """rocprofv3's kernel trace, on a fixture written from the documented columns."""
 
-
 import pytest
 
 from kopt.profilers import rocprof

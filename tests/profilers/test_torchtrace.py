@@ -1,6 +1,5 @@
 """torch.profiler traces recorded on the H100: the kernel's GPU time per call, without the harness's work."""
 
-
 import pytest
 
 from kopt.profilers import torchtrace
@@ -26,13 +25,44 @@ def test_torch_trace_counts_work_on_any_stream_outside_prep():
     trace = {
         "traceEvents": [
             {"ph": "X", "cat": "user_annotation", "name": "kopt::prep", "tid": 1, "ts": 0, "dur": 10},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 5, "dur": 1, "args": {"correlation": 1}},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1, "ts": 20, "dur": 1, "args": {"correlation": 2}},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 9, "ts": 6, "dur": 1, "args": {"correlation": 3}},
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "tid": 1,
+                "ts": 5,
+                "dur": 1,
+                "args": {"correlation": 1},
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "tid": 1,
+                "ts": 20,
+                "dur": 1,
+                "args": {"correlation": 2},
+            },
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "tid": 9,
+                "ts": 6,
+                "dur": 1,
+                "args": {"correlation": 3},
+            },
             {"ph": "X", "cat": "kernel", "name": "fill", "ts": 30, "dur": 50, "args": {"correlation": 1, "stream": 7}},
             {"ph": "X", "cat": "kernel", "name": "mine", "ts": 90, "dur": 4, "args": {"correlation": 2, "stream": 7}},
             # launched by another thread while the harness was preparing: still the kernel's work
-            {"ph": "X", "cat": "kernel", "name": "hidden", "ts": 95, "dur": 3, "args": {"correlation": 3, "stream": 13}},
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": "hidden",
+                "ts": 95,
+                "dur": 3,
+                "args": {"correlation": 3, "stream": 13},
+            },
         ]
     }
     assert sorted(e["name"] for e in torchtrace.gpu_events(trace)) == ["hidden", "mine"]

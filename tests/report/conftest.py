@@ -1,6 +1,5 @@
 """The results tree of tests.helpers.make_tree, loaded as the reports load it."""
 
-
 import pytest
 
 from tests.helpers import _load, make_tree

@@ -1,6 +1,5 @@
 """The report's figures (kopt.report.plots): every one written, and linked from the final report."""
 
-
 from kopt.report import plots, tables
 
 

@@ -1,7 +1,6 @@
 """The results tree read back (kopt.report.results) from a small tree made by the decision fold: what
 it decided and on which clock, and the time each class is shown at."""
 
-
 import pytest
 
 from tests.helpers import _compare, _geo

@@ -1,6 +1,5 @@
 """kopt/report's source: no long function, and no roofline target of its own."""
 
-
 import ast
 from pathlib import Path
 

@@ -2,7 +2,6 @@
 verdicts, clocks and deltas from compare.json, and the roofline target is the config's (rule
 `reports`' settings), not a number of the reports' own."""
 
-
 import json
 
 import pytest

@@ -1,7 +1,6 @@
 """Rule `bench` (kopt.steps.bench) after `correctness`: an honest kernel passes and is timed, and a
 result beyond the hardware's physical limit is refused. On the CPU through the Triton interpreter."""
 
-
 import json
 from pathlib import Path
 
@@ -30,7 +29,18 @@ def test_honest_kernel_passes_and_is_timed(tiny, tmp_path, run_params):
 
 def _hardware(tmp_path: Path, gbps: float, tflops: float, device: str = "cuda") -> str:
     p = tmp_path / "hardware.json"
-    p.write_text(json.dumps({"device": device, "ceilings": {"memory_gbps": gbps, "compute_tflops": {"fp32": tflops, "bf16": None}, "basis": {"memory": "measured", "fp32": "measured"}}}))
+    p.write_text(
+        json.dumps(
+            {
+                "device": device,
+                "ceilings": {
+                    "memory_gbps": gbps,
+                    "compute_tflops": {"fp32": tflops, "bf16": None},
+                    "basis": {"memory": "measured", "fp32": "measured"},
+                },
+            }
+        )
+    )
     return str(p)
 
 
@@ -49,7 +59,9 @@ def test_faster_than_the_hardware_is_refused(tiny, tmp_path, run_params):
 def test_cpu_ceilings_are_not_a_physical_limit(tiny, tmp_path, run_params):
     """The CPU's ceilings are DRAM rates; the interpreter's tiny configs run from cache."""
     hw = _hardware(tmp_path, gbps=1e-9, tflops=1e-12, device="cpu")
-    _, df, out = run_version(tiny, tiny / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path, hardware_json=hw)
+    _, df, out = run_version(
+        tiny, tiny / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path, hardware_json=hw
+    )
     assert (df["status"] == "ok").all()
     assert json.loads((out / "bench.json").read_text())["physical_limit"]["checked"] is False
 

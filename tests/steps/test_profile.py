@@ -1,7 +1,6 @@
 """Rule `profile` (kopt.steps.profile) with a stubbed child: every class in one Nsight Compute process,
 told apart by NVTX ranges, and torch.profiler only when ncu fails."""
 
-
 from pathlib import Path
 
 from tests.helpers import NVTX_PROBE
@@ -32,9 +31,16 @@ def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch
     corr = tmp_path / "correctness.json"
     corr.write_text(json.dumps({"status": "pass", "error": None}))
     settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"}
-    doc = step.profile(version="v0", target=str(tiny / "target.yaml"), kernel=str(tiny / "kernels" / "v0.py"),
-                       correctness_json=str(corr), out_dir=str(tmp_path / "p"), asm_dir=str(tmp_path / "a"),
-                       log=str(tmp_path / "log"), settings=settings)
+    doc = step.profile(
+        version="v0",
+        target=str(tiny / "target.yaml"),
+        kernel=str(tiny / "kernels" / "v0.py"),
+        correctness_json=str(corr),
+        out_dir=str(tmp_path / "p"),
+        asm_dir=str(tmp_path / "a"),
+        log=str(tmp_path / "log"),
+        settings=settings,
+    )
     assert [(t, w[0], tool) for t, w, tool in calls] == [("profile", "ncu", "ncu")]  # one child, under ncu
     by = {c["class"]: c for c in doc["classes"]}
     assert by["N=256"]["ncu_launches"] == 1 and by["N=2048"]["ncu_launches"] == 2
@@ -61,8 +67,15 @@ def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeyp
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
     corr = tmp_path / "correctness.json"
     corr.write_text(json.dumps({"status": "pass", "error": None}))
-    doc = step.profile(version="v0", target=str(tiny / "target.yaml"), kernel=str(tiny / "kernels" / "v0.py"),
-                       correctness_json=str(corr), out_dir=str(tmp_path / "p"), asm_dir=str(tmp_path / "a"),
-                       log=str(tmp_path / "log"), settings={"profiler": "ncu", "calls": 5, "timeout_s": 20})
+    doc = step.profile(
+        version="v0",
+        target=str(tiny / "target.yaml"),
+        kernel=str(tiny / "kernels" / "v0.py"),
+        correctness_json=str(corr),
+        out_dir=str(tmp_path / "p"),
+        asm_dir=str(tmp_path / "a"),
+        log=str(tmp_path / "log"),
+        settings={"profiler": "ncu", "calls": 5, "timeout_s": 20},
+    )
     assert len(calls) == 2 and calls[1][1] is None  # the second run only because the tool failed
     assert doc["backend"] == "torch" and "ERR_NVGPUCTRPERM" in doc["tool_note"]

@@ -1,7 +1,6 @@
 """Provenance checks, without Snakemake: a result made from other files, one that Snakemake would keep
 by its age though it is stale, and whose results a tree holds."""
 
-
 import json
 import os
 from pathlib import Path
@@ -17,8 +16,17 @@ def _made(tmp_path: Path) -> tuple[Path, dict]:
     for n, f in files.items():
         f.write_text(n)
     res = tmp_path / "correctness.json"
-    res.write_text(json.dumps({"provenance": {"ref_sha256": _sha(files["ref.py"]), "target_sha256": _sha(files["target.yaml"]),
-                                              "kernel_sha256": _sha(files["v1.py"])}}))
+    res.write_text(
+        json.dumps(
+            {
+                "provenance": {
+                    "ref_sha256": _sha(files["ref.py"]),
+                    "target_sha256": _sha(files["target.yaml"]),
+                    "kernel_sha256": _sha(files["v1.py"]),
+                }
+            }
+        )
+    )
     return res, dict(ref=files["ref.py"], target=files["target.yaml"], kernel=files["v1.py"])
 
 
@@ -26,7 +34,10 @@ def test_check_made_from(tmp_path):
     res, files = _made(tmp_path)
     check_made_from(res, **files)
     files["kernel"].write_text("another kernel")
-    with pytest.raises(StaleResult, match=r"correctness.json was made from another .*v1.py .*--forcerun .*correctness.json after the targets"):
+    with pytest.raises(
+        StaleResult,
+        match=r"correctness.json was made from another .*v1.py .*--forcerun .*correctness.json after the targets",
+    ):
         check_made_from(res, **files)
     files["ref"].write_text("another reference")  # every result is stale: rebuild from the reference
     with pytest.raises(StaleResult, match=r"made from another .*ref.py .*--forcerun reference after the targets"):
