@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.helpers import FIXTURES, ROOT
+
 sys.path.insert(0, str(ROOT))
 
 # GPU-only tests live in tests/gpu and are collected only where torch sees a GPU; on the CPU

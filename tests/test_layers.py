@@ -36,9 +36,13 @@ def test_imports_only_go_down():
             continue
         for mod in imports(p):
             parts = mod.split(".")
-            if parts[0] == "kopt" and len(parts) > 1 and parts[1] in LAYERS:
-                if LAYERS.index(parts[1]) > LAYERS.index(pkg):
-                    wrong.append(f"{p.relative_to(KOPT)} imports {mod}")
+            if (
+                parts[0] == "kopt"
+                and len(parts) > 1
+                and parts[1] in LAYERS
+                and LAYERS.index(parts[1]) > LAYERS.index(pkg)
+            ):
+                wrong.append(f"{p.relative_to(KOPT)} imports {mod}")
     assert not wrong, wrong
 
 

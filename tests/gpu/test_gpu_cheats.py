@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from tests.test_bad_kernels import BAD, run_version
+from tests.helpers import BAD, run_version
 
 
 def test_work_on_a_hidden_stream_never_looks_faster(tiny, tmp_path, run_params):
@@ -24,7 +24,9 @@ def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params
     assert (df["status"] == "ok").all(), df["error"].tolist()
     # the profiler's GPU time and the events agree for an honest kernel, and so do its profiled calls
     assert (df["profiler_us"] <= 1.25 * df["median_us"] + 1).all()
-    print(df[["config_key", "median_us", "host_us", "profiled_event_us", "profiled_host_us", "profiler_us"]].to_string())
+    print(
+        df[["config_key", "median_us", "host_us", "profiled_event_us", "profiled_host_us", "profiler_us"]].to_string()
+    )
     assert df[["host_us", "profiled_event_us", "profiled_host_us"]].notna().all().all()
 
 

@@ -11,30 +11,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import _tree, copy_project, snakemake
+
+pytestmark = pytest.mark.e2e
+
+
 VERSIONS = [f"v{i}" for i in range(7)]  # v4 is incorrect on purpose, v5 its repair, v6 a split
+
+
 CORRECT = [v for v in VERSIONS if v != "v4"]
-
-
-def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
-    """Snakemake on the CPU; a user-wide experience store would land in cwd/xdg (none must)."""
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--cores", "1", *args, "--config", "device=cpu", *config],
-        cwd=cwd,
-        env={**os.environ, "XDG_DATA_HOME": str(cwd / "xdg")},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
-def copy_project(dst: Path) -> Path:
-    """The workflow and the example, without results."""
-    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt", "report"):
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
-    shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")
-    return dst
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +44,17 @@ def test_every_version_has_its_records(project):
         assert all(len(c["seeds"]) >= 3 for c in corr["configs"])
         df = pd.read_csv(project / "results" / v / "bench.csv")
         assert list(df.columns[:3]) == ["M", "N", "dtype"]
-        assert {"config_class", "median_us", "p20_us", "p80_us", "n_samples", "gbps", "tflops", "device", "method"} <= set(df.columns)
+        assert {
+            "config_class",
+            "median_us",
+            "p20_us",
+            "p80_us",
+            "n_samples",
+            "gbps",
+            "tflops",
+            "device",
+            "method",
+        } <= set(df.columns)
         assert set(df["method"]) == {"cpu-interpreter"} and (df["median_us"] > 0).all()
         assert set(df["config_class"]) == {"N=256", "N=2048", "N=16384"}
 
@@ -94,7 +89,7 @@ def test_a_record_refuses_a_drifted_file(project, tmp_path):
 def test_compare_is_a_fold_over_the_chain(project):
     comps = [json.loads((project / "results" / v / "compare.json").read_text()) for v in VERSIONS]
     assert comps[0]["decision"] == "baseline" and comps[0]["best_after"] == "v0"
-    for prev, cur in zip(comps, comps[1:]):
+    for prev, cur in zip(comps, comps[1:], strict=False):
         assert cur["best_before"] == prev["best_after"]
         assert cur["decision"] in {"keep", "discard", "split-recommended"}
     v4, v5, v6 = comps[4], comps[5], comps[6]
@@ -136,10 +131,6 @@ def test_cpu_runs_add_no_outcome_to_the_experience_store(project):
     assert "## What worked before" in perf and "(latency-bound): split-dispatch" in perf
 
 
-def _tree(results: Path) -> dict:
-    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in results.rglob("*") if p.is_file()}
-
-
 def test_a_dry_run_with_other_settings_changes_no_file(project):
     """Settings are written by rule `settings`, not while the Snakefile is parsed."""
     before = _tree(project / "results")
@@ -161,8 +152,10 @@ def test_a_stale_routed_kernel_or_a_target_short_of_compare_is_not_kept(project)
     try:
         k.write_text(text + "\n# changed, then given its old time back\n")
         os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))
-        for target, stale in (("results/v6/correctness.json", "results/v6/correctness.json"),
-                              ("results/v1/bench.json", "results/v1/correctness.json")):
+        for target, stale in (
+            ("results/v6/correctness.json", "results/v6/correctness.json"),
+            ("results/v1/bench.json", "results/v1/correctness.json"),
+        ):
             p = snakemake(project, "-n", target, "--rerun-triggers", "mtime")
             out = p.stdout + p.stderr
             assert p.returncode == 0, out
@@ -235,7 +228,9 @@ def test_malformed_config_names_the_field(project):
 def test_profiles_and_bottlenecks_are_labelled_cpu(project):
     VERSIONS = CORRECT  # noqa: N806 - v4 is not profiled (incorrect)
     hwj = json.loads((project / "results" / "hardware" / "cpu.json").read_text())
-    assert hwj["gpu"] == "cpu" and hwj["ceilings"]["memory_gbps"] > 0 and hwj["ceilings"]["basis"]["memory"] == "measured"
+    assert (
+        hwj["gpu"] == "cpu" and hwj["ceilings"]["memory_gbps"] > 0 and hwj["ceilings"]["basis"]["memory"] == "measured"
+    )
     for v in VERSIONS:
         prof = json.loads((project / "results" / v / "profile" / "profile.json").read_text())
         assert prof["status"] == "ok" and prof["backend"] == "cpu-interpreter"
@@ -298,7 +293,10 @@ def test_final_report_and_benchmark(project):
 def test_html_report(project):
     p = subprocess.run(
         [sys.executable, "-m", "snakemake", "--report", "report.html", "--config", "device=cpu"],
-        cwd=project, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert p.returncode == 0, p.stdout + p.stderr
     html = (project / "report.html").read_text(errors="replace")
@@ -309,8 +307,11 @@ def test_html_report(project):
     "old, new, says",
     [
         ("def reference(x):", "def reference_(x):", "ref.py: defines no reference() function"),
-        ("    return torch.softmax(x, dim=-1)", "    assert x.shape[1] != 2048, 'no long rows'\n    return torch.softmax(x, dim=-1)",
-         "reference() failed: AssertionError: no long rows (config M=8,N=2048,dtype=float32)"),
+        (
+            "    return torch.softmax(x, dim=-1)",
+            "    assert x.shape[1] != 2048, 'no long rows'\n    return torch.softmax(x, dim=-1)",
+            "reference() failed: AssertionError: no long rows (config M=8,N=2048,dtype=float32)",
+        ),
         ("    torch.manual_seed(seed)", "    torch.manual_seed(seed)\n    assert N != 256, 'bad N'", "setup(seed="),
     ],
 )

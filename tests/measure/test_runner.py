@@ -1,4 +1,5 @@
-"""Issue 10: interrupted is not failed, and no kernel process outlives its run (Linux /proc)."""
+"""The child process and its time limit (kopt.measure.runner): a hang is killed, interrupted is not
+failed, and no kernel process outlives its run (Linux /proc). Issue 10."""
 
 import os
 import signal
@@ -11,9 +12,18 @@ from pathlib import Path
 import pytest
 
 from kopt.measure import runner
-from tests.test_bad_kernels import BAD, run_version
+from tests.helpers import BAD, ROOT, run_version
 
-ROOT = Path(__file__).resolve().parents[1]
+
+def test_hang_is_killed_after_the_time_limit(tiny, tmp_path, run_params):
+    params = {**run_params, "timeout_s": 3}
+    t0 = time.monotonic()
+    corr, df, _ = run_version(tiny, BAD / "hangs.py", params, tmp_path)
+    assert corr["status"] == "failed"
+    assert "timed out: no progress for 3 s in config M=" in corr["error"]
+    assert time.monotonic() - t0 < 60
+    failed = [c for c in corr["configs"] if c["result"] == "FAILED"]
+    assert len(failed) == 1 and failed[0]["key"] in corr["error"]
 
 
 def _kernel_children(parent: int) -> list[int]:
@@ -75,7 +85,7 @@ RUN = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background shell ignores it)
 sys.path.insert(0, {root!r})
-from tests.test_bad_kernels import run_version
+from tests.helpers import run_version
 from pathlib import Path
 params = {{"device": "auto", "timeout_s": 120, "bench": {{"warmup_ms": 1, "rep_ms": 1, "min_samples": 1,
           "max_samples": 1, "flush_l2": False, "cpu_warmup": 1, "cpu_samples": 1}}}}
@@ -105,7 +115,9 @@ def test_kill_9_of_snakemake_stops_the_kernel_process(tiny, tmp_path):
     outer = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', sys.argv[1]]); time.sleep(600)"
     fake = subprocess.Popen([sys.executable, "-c", outer, code, "snakemake"], cwd=ROOT)
     try:
-        jobs = _wait_for(lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == fake.pid])
+        jobs = _wait_for(
+            lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == fake.pid]
+        )
         child = _wait_for(lambda: _kernel_children(jobs[0]))[0]
         fake.kill()
         fake.wait()

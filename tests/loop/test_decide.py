@@ -1,7 +1,9 @@
-"""The decision fold, table-driven: noise rule, two in a row, counters, stop, split, failures."""
+"""The decision fold, table-driven: noise rule, two in a row, counters, stop, split, failures, repairs,
+masks, both clocks, and decisions on the profiler's GPU time."""
 
 import pytest
 
+from kopt.loop import decide as dec
 from kopt.loop.decide import Candidate, Params, decide, fold, initial_state
 
 CLASSES = {"a1": "A", "a2": "A", "b1": "B"}
@@ -9,7 +11,9 @@ CLASSES = {"a1": "A", "a2": "A", "b1": "B"}
 
 def cand(v, a=100.0, b=100.0, status="ok", target=None, a2=None):
     med = {"a1": a, "a2": a if a2 is None else a2, "b1": b}
-    return Candidate(v, status, None if status == "ok" else "x", med if status == "ok" else {}, CLASSES, target, f"h{v}", [f"{v}.py"])
+    return Candidate(
+        v, status, None if status == "ok" else "x", med if status == "ok" else {}, CLASSES, target, f"h{v}", [f"{v}.py"]
+    )
 
 
 P = Params(noise_pct=1.0, max_consecutive_regressions=5)
@@ -234,6 +238,8 @@ def test_a_repair_of_a_correct_version_is_refused():
 # --- what compare.json holds, key for key -------------------------------------------------------
 
 HEAD = ["version", "best_before", "per_config", "per_class", "noise_pct"]
+
+
 TAIL = ["best_after", "state"]
 
 
@@ -276,3 +282,139 @@ def test_unknown_state_keys_pass_through_and_a_gate_timeout_stays():
     assert st["stop"] and st["stop_reason"] == "no idle GPU within the gate's limit (no idle GPU after 3600 s)"
     _, st = decide(st, cand("v2"), P)
     assert st["stop"] and st["best"]["version"] == "v2"
+
+
+# --- repairs, masks, splits and stop reasons (with P above: the defaults, dec.Params()) ------------
+
+
+def C(v, t=None, status="ok", **kw):
+    """A candidate with one class 'A' and configs a, b; t = µs of both (None: not ok)."""
+    med = {"a": t, "b": t} if t is not None and status == "ok" else {}
+    return dec.Candidate(v, status, reason=kw.pop("reason", None), medians=med, class_of={"a": "A", "b": "A"}, **kw)
+
+
+REPAIR_CASES = [
+    # (sequence, expected decisions/reasons, expected repairs, abandoned)
+    (
+        [C("v0", 100), C("v1", status="incorrect", reason="bad"), C("v2", 90, repair_of="v1")],
+        [("baseline", "baseline"), ("discard", "incorrect"), ("keep", "improved")],
+        {},
+        [],
+    ),
+    (
+        [C("v0", 100), C("v1", status="incorrect")]
+        + [C(f"v{i}", status="incorrect", repair_of="v1") for i in (2, 3, 4)]
+        + [C("v5", 90, repair_of="v1")],
+        [
+            ("baseline", "baseline"),
+            ("discard", "incorrect"),
+            ("discard", "incorrect"),
+            ("discard", "incorrect"),
+            ("discard", "incorrect"),
+            ("discard", "repair-limit"),
+        ],
+        {"v1": 3},
+        ["v1"],
+    ),
+]
+
+
+@pytest.mark.parametrize("seq,expected,repairs,abandoned", REPAIR_CASES)
+def test_repairs(seq, expected, repairs, abandoned):
+    comps, st = dec.fold(seq, P)
+    assert [(c["decision"], c["reason"]) for c in comps] == expected
+    assert st["repairs"] == repairs and st["abandoned"] == abandoned
+
+
+def test_failed_repairs_do_not_count_as_regressions():
+    seq = [C("v0", 100), C("v1", 110), C("v2", 111), C("v3", status="incorrect")]
+    seq += [C("v4", status="failed", repair_of="v3"), C("v5", 120, repair_of="v3")]
+    comps, st = dec.fold(seq, P)
+    assert [c["state"]["consecutive_regressions"] for c in comps] == [0, 1, 2, 0, 0, 0]
+    assert comps[5]["reason"] == "regression"  # compared like any candidate, but not counted
+
+
+def test_mask_takes_a_version_out_of_the_fold():
+    comps, st = dec.fold([C("v0", 100), C("v1", 50, masked=True), C("v2", 90)], P)
+    assert comps[1]["decision"] == "masked" and comps[1]["best_after"] == "v0"
+    assert comps[2]["best_before"] == "v0" and comps[2]["decision"] == "keep" and st["masked"] == ["v1"]
+
+
+def test_split_targets_what_it_routes_away_from_the_best():
+    base = dec.Candidate("v0", "ok", medians={"a": 100.0, "b": 100.0}, class_of={"a": "A", "b": "B"})
+    split = dec.Candidate(
+        "v1", "ok", medians={"a": 80.0, "b": 100.2}, class_of={"a": "A", "b": "B"}, routes={"a": "v7", "b": "v0"}
+    )
+    comps, _ = dec.fold([base, split], P)
+    assert comps[1]["dispatch"]["new_kernel_classes"] == ["A"] and comps[1]["decision"] == "keep"
+    worse = dec.Candidate(
+        "v1", "ok", medians={"a": 80.0, "b": 103.0}, class_of={"a": "A", "b": "B"}, routes={"a": "v7", "b": "v0"}
+    )
+    comps, _ = dec.fold([base, worse], P)
+    assert comps[1]["decision"] == "discard" and comps[1]["reason"] == "regression"  # never split a split
+
+
+@pytest.mark.parametrize(
+    "seq,reason",
+    [
+        ([C("v0", 100)] + [C(f"v{i}", 100 + 2 * i) for i in range(1, 6)], "5 consecutive regressions"),
+        ([C("v0", 100, target_reached={"A": True})], "target reached"),
+        (
+            [C("v0", 100), C("v1", status="failed", reason="gate: no idle GPU after 3600 s", gate_timeout=True)],
+            "no idle GPU",
+        ),
+    ],
+)
+def test_every_stop_reason(seq, reason):
+    _, st = dec.fold(seq, P)
+    assert st["stop"] and reason in st["stop_reason"]
+
+
+# --- decisions on the profiler's GPU time ------------------------------------------------------
+
+
+def _cand(v, medians, gpu=None, reached=None):
+    return dec.Candidate(
+        v, "ok", medians=medians, class_of={k: "A" for k in medians}, gpu_us=gpu or {}, target_reached=reached
+    )
+
+
+def test_script_faster_but_gpu_time_not_is_not_kept():
+    p = dec.Params()
+    comps, st = dec.fold([_cand("v0", {"a": 100.0}, {"a": 98.0}), _cand("v1", {"a": 96.0}, {"a": 98.2})], p)
+    c = comps[1]
+    assert c["decision"] == "discard" and c["per_class"][0]["basis"] == "profiler"
+    assert c["per_class"][0]["script_delta_pct"] == pytest.approx(-4.0)
+    assert "the GPU time decides" in c["per_class"][0]["disagreement"]
+    assert st["best"]["version"] == "v0"
+
+
+def test_script_time_decides_without_profiler():
+    comps, _ = dec.fold([_cand("v0", {"a": 100.0}), _cand("v1", {"a": 96.0})], dec.Params())
+    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["basis"] == "script"
+
+
+def test_target_reached_stops_the_loop():
+    comps, st = dec.fold(
+        [_cand("v0", {"a": 100.0}, reached={"A": False}), _cand("v1", {"a": 80.0}, reached={"A": True})], dec.Params()
+    )
+    assert not comps[0]["state"]["stop"]
+    assert st["stop"] and st["stop_reason"].startswith("target reached")
+
+
+def test_trend_floor_keeps_tiny_repeats_a_tie():
+    p = dec.Params(trend_floor_pct=0.4)
+    seq = [_cand("v0", {"a": 100.0}), _cand("v1", {"a": 100.3}), _cand("v2", {"a": 100.35})]
+    comps, _ = dec.fold(seq, p)
+    assert [c["reason"] for c in comps[1:]] == ["tie", "tie"]
+    comps, _ = dec.fold([_cand("v0", {"a": 100.0}), _cand("v1", {"a": 100.5}), _cand("v2", {"a": 100.6})], p)
+    assert comps[2]["reason"] == "regression"
+
+
+def test_timers_that_differ_by_more_than_5pct_are_flagged():
+    comps, _ = dec.fold([_cand("v0", {"a": 100.0}, {"a": 99.0}), _cand("v1", {"a": 90.0}, {"a": 95.0})], dec.Params())
+    row, cls = comps[1]["per_config"][0], comps[1]["per_class"][0]
+    assert row["timers_differ_pct"] == pytest.approx(5.555, abs=1e-3)
+    assert "differ by more than 5%" in cls["disagreement"]
+    comps, _ = dec.fold([_cand("v0", {"a": 100.0}, {"a": 99.0}), _cand("v1", {"a": 90.0}, {"a": 89.0})], dec.Params())
+    assert comps[1]["per_class"][0]["disagreement"] is None

@@ -1,15 +1,65 @@
-"""Issue 16: nothing the kernel can read holds an expected output while it runs, and a keep needs
-both clocks. Adversarial variants on the CPU (Triton interpreter)."""
+"""Kernels that cheat (tests/fixtures/bad_kernels) never come out as correct and faster: a patched
+timer or a background thread (kopt.measure.device's Guard), a result replayed on seen inputs
+(kopt.measure.inputs: fresh values every call), an expected output searched for in the process (the
+reference is computed after the call, out of reach: issue 16), and work moved to the host (a keep
+needs both clocks). On the CPU through the Triton interpreter; tests/gpu has the GPU-only ones."""
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
 from kopt.loop import decide as dec
 from kopt.measure.variants import import_file
 from kopt.steps.compare import candidate
-from tests.test_bad_kernels import BAD, run_version
+from tests.helpers import BAD, ROOT, run_version
+
+GEMM = ROOT / "examples" / "kernelbench" / "gemm_add_relu"
+
+
+@pytest.mark.parametrize(
+    "kernel, says",
+    [
+        ("patches_timer.py", ["the kernel replaced"]),
+        # every call gets fresh values: a cache keyed on buffers replays a stale result
+        ("caches_by_buffer.py", ["wrong or unwritten", "outside atol"]),
+        # caught by the thread check, or by the poisoned outputs still being NaN
+        ("background_thread.py", ["background thread", "NaN where the reference is not", "wrong or unwritten"]),
+    ],
+)
+def test_cheating_kernel_is_never_timed_as_fast(tiny, tmp_path, run_params, kernel, says):
+    """A cheat may slip through one check, but never comes out of correctness+bench as 'ok'."""
+    corr, df, _ = run_version(tiny, BAD / kernel, run_params, tmp_path)
+    errors = " ".join([str(corr["error"])] + [str(e) for e in df["error"]])
+    assert not (corr["status"] == "pass" and (df["status"] == "ok").all()), errors
+    assert df["median_us"].isna().all() or (df["status"] == "failed").all()
+    assert any(s in errors for s in says), errors
+
+
+@pytest.mark.parametrize("kernel", ["gemm_replay_pointers.py"])
+def test_replay_keyed_on_buffers_is_caught(tmp_path, run_params, monkeypatch, kernel):
+    """It replays on buffers it has seen, but those now hold fresh values: the stale product fails."""
+    log = tmp_path / "replays.txt"
+    monkeypatch.setenv("KOPT_TEST_REPLAY_LOG", str(log))
+    corr, df, _ = run_version(GEMM, BAD / kernel, run_params, tmp_path)
+    errors = " ".join([str(corr["error"])] + [str(e) for e in df["error"]])
+    assert log.is_file() and log.read_text().strip(), "the fixture never replayed: the test proves nothing"
+    assert not (corr["status"] == "pass" and (df["status"] == "ok").all()), errors
+    assert "outside atol" in errors or "wrong or unwritten" in errors, errors
+
+
+@pytest.mark.parametrize("kernel", ["gemm_replay_content.py", "gemm_replay_identity.py"])
+def test_replay_keyed_on_content_or_version_never_replays(tmp_path, run_params, monkeypatch, kernel):
+    """Keyed on sampled values (the issue's exploit) or on tensor versions, it never finds a match:
+    every timed call did the honest work, so its time is honest."""
+    log = tmp_path / "replays.txt"
+    monkeypatch.setenv("KOPT_TEST_REPLAY_LOG", str(log))
+    corr, df, out = run_version(GEMM, BAD / kernel, run_params, tmp_path)
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), [corr["error"]] + df["error"].tolist()
+    assert not log.exists(), f"replayed {len(log.read_text().split())} call(s)"
+    samples = pd.read_csv(out / "bench_samples.csv")
+    assert samples["seed"].nunique() == len(samples)  # every timed call had inputs of its own
 
 
 @pytest.mark.parametrize("kernel", ["finds_expected_via_gc.py", "lands_on_freed_reference.py"])

@@ -1,29 +1,14 @@
-"""The one timed iteration (kopt.measure.timing.event_time_us): the kernel's benchmark calls and
-the measured ceilings are all timed through it. On the CPU, where it is wall time in µs."""
+"""The one timed iteration (kopt.measure.timing.event_time_us): the kernel's benchmark calls are timed
+through it; the median's interval and when sampling stops. On the CPU, where it is wall time in µs."""
 
 import time
-from pathlib import Path
 
 import torch
 
-from kopt.measure import ceilings, timing
+from kopt.measure import timing
 from kopt.measure.device import Guard
 from kopt.measure.variants import load_reference
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _counting(monkeypatch, module) -> list[dict]:
-    """Replace ``module.event_time_us`` by a wrapper of the real one that records each call."""
-    calls: list[dict] = []
-    real = timing.event_time_us
-
-    def counted(fn, device, **kw):
-        calls.append({"device": device, **kw})
-        return real(fn, device, **kw)
-
-    monkeypatch.setattr(module, "event_time_us", counted)
-    return calls
+from tests.helpers import ROOT, _counting
 
 
 class _NoCaches:
@@ -40,21 +25,6 @@ def test_event_time_us_on_the_cpu_is_the_calls_wall_time_in_us():
     assert t.ret == "ret"
     assert t.us == t.host_us
     assert 2000 <= t.us < 2e6  # µs, not seconds or ms
-
-
-def test_ceilings_time_every_run_through_event_time_us(monkeypatch):
-    calls = _counting(monkeypatch, ceilings)
-    res = ceilings.measure_ceilings("cpu", runs=3)
-    assert set(res) == {"device", "runs", "copy", "copy_methods", "matmul"}
-    assert set(res["copy_methods"]) == {"memcpy", "elementwise"} and res["copy"]["best_of"] == ["elementwise", "memcpy"]
-    for m in res["copy_methods"].values():
-        assert m["gbps"] > 0 and len(m["samples_gbps"]) == 3 and all(g > 0 for g in m["samples_gbps"])
-    assert list(res["matmul"]) == ["fp32", "tf32", "bf16", "fp16", "fp8"]
-    assert res["matmul"]["fp32"]["tflops"] > 0 and len(res["matmul"]["fp32"]["samples_tflops"]) == 3
-    assert all(res["matmul"][k] == {"tflops": None, "note": "not measured on the CPU"} for k in ("tf32", "fp16", "fp8"))
-    timed = 2 + sum("samples_tflops" in m for m in res["matmul"].values())  # two copies, fp32 and bf16
-    assert len(calls) == 3 * timed
-    assert all(c["device"] == "cpu" and c["spin"] is False and c.get("caches") is None for c in calls)
 
 
 def _softmax(x, y):
@@ -101,7 +71,9 @@ def _fake_gpu_sampling(monkeypatch, spread: float) -> list[int]:
     monkeypatch.setattr(timing, "_bus_id", lambda: None)
     lab = SimpleNamespace(device="cuda")
     opts = {"min_samples": 50, "target_ci_pct": 0.25}
-    return len(timing._samples(None, lab, 400, "k", [], opts)), len(timing._samples(None, lab, 400, "k", [], {**opts, "target_ci_pct": 0}))
+    return len(timing._samples(None, lab, 400, "k", [], opts)), len(
+        timing._samples(None, lab, 400, "k", [], {**opts, "target_ci_pct": 0})
+    )
 
 
 def test_sampling_stops_once_the_median_is_pinned_down(monkeypatch):

@@ -1,0 +1,104 @@
+"""The GPU gate, with a fake nvidia-smi: the idlest idle GPU, growing memory, waiting, giving up."""
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from kopt.loop import gate
+
+FAKE = r"""#!{python}
+import json, os, sys
+state = json.load(open(os.environ["FAKE_SMI"]))
+counter = os.environ["FAKE_SMI"] + ".n"
+n = int(open(counter).read()) if os.path.exists(counter) else 0
+if any(a.startswith("--query-gpu") for a in sys.argv):
+    snap = state[min(n, len(state) - 1)]
+    open(counter, "w").write(str(n + 1))
+    for g in snap["gpus"]:
+        print(f"{{g['index']}}, GPU-{{g['index']}}, {{g['util']}}, {{g['mem']}}")
+else:  # the processes of the snapshot whose GPU readings were just taken
+    snap = state[min(max(n - 1, 0), len(state) - 1)]
+    for a in snap.get("apps", []):
+        print(f"GPU-{{a}}, 4242, 1000")
+"""
+
+
+@pytest.fixture
+def fake_smi(tmp_path, monkeypatch):
+    exe = tmp_path / "bin" / "nvidia-smi"
+    exe.parent.mkdir()
+    exe.write_text(FAKE.format(python=sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+    def states(*snaps):
+        f = tmp_path / "smi.json"
+        f.write_text(json.dumps(list(snaps)))
+        monkeypatch.setenv("FAKE_SMI", str(f))
+
+    return states
+
+
+IDLE = {"gpus": [{"index": 0, "util": 0, "mem": 500}, {"index": 1, "util": 3, "mem": 500}]}
+
+
+BUSY = {"gpus": [{"index": 0, "util": 95, "mem": 70000}, {"index": 1, "util": 0, "mem": 9000}], "apps": [0, 1]}
+
+
+FAST = {"sample_s": 0, "poll_s": 10, "max_wait_s": 60}
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+def test_gate_picks_the_idlest_idle_gpu(fake_smi):
+    fake_smi(IDLE, IDLE)
+    env, rec = gate.acquire(FAST, "cuda", sleep=lambda s: None)
+    assert env == {"CUDA_VISIBLE_DEVICES": "0"} and rec["gpu_index"] == 0 and rec["checks"] == 1
+
+
+def test_gate_skips_a_gpu_with_growing_memory(fake_smi):
+    grow = {"gpus": [{"index": 0, "util": 0, "mem": 9000}, {"index": 1, "util": 5, "mem": 500}]}
+    fake_smi(IDLE, grow)
+    env, _ = gate.acquire(FAST, "cuda", sleep=lambda s: None)
+    assert env == {"CUDA_VISIBLE_DEVICES": "1"}
+
+
+def test_gate_waits_for_a_busy_gpu_to_become_idle(fake_smi):
+    fake_smi(BUSY, BUSY, IDLE, IDLE)
+    clock = Clock()
+    env, rec = gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
+    assert env["CUDA_VISIBLE_DEVICES"] == "0" and rec["checks"] == 2 and rec["waited_s"] == 10
+
+
+def test_gate_gives_up_when_never_idle(fake_smi):
+    fake_smi(BUSY)
+    clock = Clock()
+    with pytest.raises(gate.GateTimeout, match=r"gate: no idle GPU .*compute process"):
+        gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
+    assert clock.t <= 60
+
+
+def test_gate_respects_visible_devices(fake_smi, monkeypatch):
+    fake_smi(IDLE, IDLE)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    env, _ = gate.acquire(FAST, "cuda", sleep=lambda s: None)
+    assert env == {"CUDA_VISIBLE_DEVICES": "1"}
+
+
+def test_gate_passes_without_a_gpu(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert gate.acquire(FAST, "auto")[1]["gate"] == "passed"
+    assert gate.acquire(FAST, "cpu")[0] == {}

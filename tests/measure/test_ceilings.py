@@ -1,0 +1,20 @@
+"""The measured ceilings (kopt.measure.ceilings): copy bandwidth and matmul rates, every run timed
+through kopt.measure.timing.event_time_us. On the CPU."""
+
+from kopt.measure import ceilings
+from tests.helpers import _counting
+
+
+def test_ceilings_time_every_run_through_event_time_us(monkeypatch):
+    calls = _counting(monkeypatch, ceilings)
+    res = ceilings.measure_ceilings("cpu", runs=3)
+    assert set(res) == {"device", "runs", "copy", "copy_methods", "matmul"}
+    assert set(res["copy_methods"]) == {"memcpy", "elementwise"} and res["copy"]["best_of"] == ["elementwise", "memcpy"]
+    for m in res["copy_methods"].values():
+        assert m["gbps"] > 0 and len(m["samples_gbps"]) == 3 and all(g > 0 for g in m["samples_gbps"])
+    assert list(res["matmul"]) == ["fp32", "tf32", "bf16", "fp16", "fp8"]
+    assert res["matmul"]["fp32"]["tflops"] > 0 and len(res["matmul"]["fp32"]["samples_tflops"]) == 3
+    assert all(res["matmul"][k] == {"tflops": None, "note": "not measured on the CPU"} for k in ("tf32", "fp16", "fp8"))
+    timed = 2 + sum("samples_tflops" in m for m in res["matmul"].values())  # two copies, fp32 and bf16
+    assert len(calls) == 3 * timed
+    assert all(c["device"] == "cpu" and c["spin"] is False and c.get("caches") is None for c in calls)

@@ -1,0 +1,67 @@
+"""Inputs never repeat predictably: seeds fresh per run and recorded, a fixed seed repeats a run, and
+the input pool's size and order. On the CPU."""
+
+import collections
+import json
+
+import pandas as pd
+import pytest
+import torch
+
+from kopt.measure import reference
+from kopt.measure.inputs import Pool, Seeds, pool_size
+from kopt.measure.variants import load_reference
+from tests.helpers import ROOT, run_version
+
+
+def test_seeds_are_fresh_per_run_and_recorded(tiny, tmp_path, run_params):
+    runs = [run_version(tiny, tiny / "kernels" / "v0.py", run_params, tmp_path / str(i)) for i in range(2)]
+    seeds = [{s["seed"] for c in corr["configs"] for s in c["seeds"]} for corr, _, _ in runs]
+    assert len(seeds[0]) == 6 and not seeds[0] & seeds[1]  # never derivable from the config
+    for _, _df, out in runs:
+        samples = pd.read_csv(out / "bench_samples.csv")
+        assert samples["seed"].notna().all() and samples["seed"].nunique() == len(samples)
+        meta = json.loads((out / "bench.json").read_text())
+        for rec in meta["inputs"]["per_config"].values():
+            assert rec["pool"]["sets"] >= 4 and rec["pool"]["seeds"].startswith("fresh")
+            assert rec["reference"]["precision"] == "float64"
+
+
+def test_a_fixed_seed_repeats_a_run(tiny, tmp_path, run_params):
+    params = {**run_params, "inputs": {"seed": 7}}
+    runs = [run_version(tiny, tiny / "kernels" / "v0.py", params, tmp_path / str(i))[0] for i in range(2)]
+    seeds = [[s["seed"] for c in corr["configs"] for s in c["seeds"]] for corr in runs]
+    assert seeds[0] == seeds[1]
+
+
+@pytest.mark.parametrize(
+    "one, free, reserve, n, says",
+    [(100, 10_000, 100, 8, "configured maximum"), (100, 600, 100, 5, "(memory)"), (100, 250, 100, 1, "only 1 set")],
+)
+def test_pool_size(one, free, reserve, n, says):
+    got, why = pool_size(one, free, reserve, max_sets=8, min_sets=4)
+    assert got == n and says in why
+
+
+def test_pool_visits_sets_in_random_order_with_fresh_values():
+    ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
+    cfg = {"M": 4, "N": 8, "dtype": "float32"}
+    layout, _ = reference.probe(ref, cfg, "cpu", 1)
+    pool = Pool(ref, cfg, layout, "cpu", Seeds(None, "k", "test"), 4, "test")
+    ptrs = {s.index: s.inputs["x"].data_ptr() for s in pool.sets}
+    assert len(set(ptrs.values())) == 4  # each set in its own buffers
+    order, seen = [], set()
+    for _ in range(200):
+        s = pool.next()
+        before = s.inputs["x"].clone()
+        pool.redraw(s)
+        assert s.inputs["x"].data_ptr() == ptrs[s.index] and not torch.equal(before, s.inputs["x"])
+        assert s.seed not in seen
+        seen.add(s.seed)
+        order.append(s.index)
+    assert all(a != b for a, b in zip(order, order[1:], strict=False)) and set(order) == {0, 1, 2, 3}
+    assert len(set(tuple(order[i : i + 4]) for i in range(0, 200, 4))) > 10  # no fixed cycle
+    pool.next()  # mid-cycle: a new cycle makes the next whole cycles visit every set equally
+    pool.new_cycle()
+    counts = collections.Counter(pool.next().index for _ in range(3 * 4))
+    assert counts == {0: 3, 1: 3, 2: 3, 3: 3}
