@@ -81,3 +81,32 @@ def test_sampling_stops_once_the_median_is_pinned_down(monkeypatch):
     assert stable == 50 and always == 400  # 0.3% spread: min_samples pin the median within 0.25%
     noisy, _ = _fake_gpu_sampling(monkeypatch, 0.05)
     assert 50 < noisy <= 400  # 5% spread: more samples, up to the cap
+
+
+def _fake_profiled_sessions(monkeypatch, spread: float, opts: dict) -> tuple[int, int]:
+    """_profiled_sessions with profiled calls replaced by per-call GPU times of a given spread: how
+    many calls it took, in how many sessions (no GPU needed)."""
+    import random
+
+    r, sessions = random.Random(2), []
+
+    def profiled_calls(trial, lab, n, path):
+        sessions.append(n)
+        return {"calls": n}, [timing.Sample(100.0, i, 0, 1.0) for i in range(n)]
+
+    monkeypatch.setattr(timing, "profiled_calls", profiled_calls)
+    monkeypatch.setattr(timing.torchtrace, "gpu_events", lambda trace: [1])
+    monkeypatch.setattr(
+        timing.torchtrace, "per_call_us", lambda trace, n: [100 * (1 + r.gauss(0, spread)) for _ in range(n)]
+    )
+    per_call, samples = timing._profiled_sessions(None, None, opts, "trace.json")
+    assert len(per_call) == len(samples) == sum(sessions)
+    return len(samples), len(sessions)
+
+
+def test_profiled_calls_stop_once_their_median_is_pinned_down(monkeypatch):
+    opts = {"profile_calls": 50, "min_profile_calls": 16, "target_ci_pct": 0.25}
+    assert _fake_profiled_sessions(monkeypatch, 0.002, opts) == (16, 1)
+    calls, sessions = _fake_profiled_sessions(monkeypatch, 0.05, opts)
+    assert calls == 50 and sessions > 1  # noisy: more sessions, up to the cap
+    assert _fake_profiled_sessions(monkeypatch, 0.002, {**opts, "target_ci_pct": 0}) == (50, 1)
