@@ -1,0 +1,36 @@
+"""kopt.workspace.records: the child request is refused before a child starts when it does not
+match its record; the tree validation itself runs on a whole graph in tests/graph/test_e2e.py."""
+
+import pytest
+from pydantic import ValidationError
+
+from kopt.workspace.records import BENCH_COLUMNS, checked_request, config_columns
+
+REQUEST = {
+    "ref": "ref.py",
+    "kernel": "kernels/v0.py",
+    "device": "auto",
+    "seeds": 3,
+    "configs_by_device": {"cpu": [{"config": {"N": 8}, "key": "N=8", "class": "N=8"}], "cuda": []},
+    "opts": {},
+    "inputs": {},
+}
+
+
+def test_a_request_that_matches_passes_unchanged():
+    assert checked_request("bench", REQUEST) is REQUEST
+    assert checked_request("hardware", {"device": "cuda", "runs": 10})
+
+
+def test_a_request_with_a_missing_or_unknown_field_is_refused():
+    with pytest.raises(ValidationError, match="seeds"):
+        checked_request("bench", {k: v for k, v in REQUEST.items() if k != "seeds"})
+    with pytest.raises(ValidationError, match="extra"):
+        checked_request("profile", {**REQUEST, "calss": 1})
+
+
+def test_bench_columns_come_from_the_record():
+    import pandas as pd
+
+    df = pd.DataFrame(columns=["M", "N", *BENCH_COLUMNS])
+    assert config_columns(df) == ["M", "N"] and "ci_pct" in BENCH_COLUMNS
