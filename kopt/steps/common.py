@@ -13,6 +13,7 @@ from kopt.workspace.target import Workspace, WorkspaceError, config_class, confi
 
 
 def config_items(ws: Workspace, configs: list[dict]) -> list[dict]:
+    """The configs as the child takes them: config, key, class and tolerances."""
     return [
         {
             "config": c,
@@ -26,6 +27,7 @@ def config_items(ws: Workspace, configs: list[dict]) -> list[dict]:
 
 
 def child_request(ws: Workspace, kernel: str, params: dict, impl: str | None = None) -> dict:
+    """The request a child process runs on (kopt.workspace.records.ChildRequest); ``impl``: a torch baseline."""
     return {
         "ref": str(ws.ref),
         "kernel": f"torch:{impl}" if impl else str(kernel),
@@ -38,6 +40,7 @@ def child_request(ws: Workspace, kernel: str, params: dict, impl: str | None = N
 
 
 def write_json(path: str | Path, obj) -> None:
+    """Write a result file (parents made), indented, anything not JSON as text."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(obj, indent=2, default=str) + "\n")
 

@@ -21,6 +21,8 @@ from kopt.workspace.target import load_workspace
 def candidate(
     version: str, correctness_json: str, df: pd.DataFrame, meta: dict, kernel: str, bottleneck: dict | None = None
 ) -> dec.Candidate:
+    """One version's records as the fold takes them: status, both clocks per config, classes, routes,
+    metadata (target class, repair, mask, override), and whether its timings are evidence."""
     corr = json.loads(Path(correctness_json).read_text())
     tc = meta.get("target_class", "all")
     tcs = [tc] if isinstance(tc, str) else list(tc)
@@ -80,6 +82,8 @@ def compare(
     parent_kernel: str | None = None,
     parent_bottleneck: str | None = None,
 ) -> dict:
+    """compare.json: the fold's decision for this version against the state after the previous one,
+    with its roofline, diff size, provenance and experience entry."""
     ws = load_workspace(Path(target).parent, versions=False)
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
     df = pd.read_csv(bench_csv)

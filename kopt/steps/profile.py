@@ -23,6 +23,8 @@ from kopt.workspace.target import load_workspace
 
 
 def choose_backend(requested: str, device: str) -> str:
+    """The profiler to run: the configured one, else ncu, rocprofv3 or torch.profiler, whichever is
+    there; the interpreter's wall time on the CPU."""
     if device == "cpu":
         return "cpu-interpreter"
     if requested != "auto":
