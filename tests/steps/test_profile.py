@@ -19,8 +19,20 @@ def _fake_profiled_run(calls, csv_text):
     return run_gated
 
 
-def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch):
+def _profile(step, tiny, tmp_path, settings: dict) -> dict:
+    """The profile step on the tiny workspace's v0, after a passing correctness record."""
     import json
+
+    corr = tmp_path / "correctness.json"
+    corr.write_text(json.dumps({"status": "pass", "error": None}))
+    out = {"out_dir": str(tmp_path / "p"), "asm_dir": str(tmp_path / "a"), "log": str(tmp_path / "log")}
+    target, kernel = str(tiny / "target.yaml"), str(tiny / "kernels" / "v0.py")
+    return step.profile(
+        version="v0", target=target, kernel=kernel, correctness_json=str(corr), **out, settings=settings
+    )
+
+
+def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch):
 
     from kopt.steps import profile as step
 
@@ -28,19 +40,7 @@ def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch
     csv_text = NVTX_PROBE.read_text().replace(":class N=", ":kopt-class N=")
     monkeypatch.setattr(step, "run_gated", _fake_profiled_run(calls, csv_text))
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
-    corr = tmp_path / "correctness.json"
-    corr.write_text(json.dumps({"status": "pass", "error": None}))
-    settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"}
-    doc = step.profile(
-        version="v0",
-        target=str(tiny / "target.yaml"),
-        kernel=str(tiny / "kernels" / "v0.py"),
-        correctness_json=str(corr),
-        out_dir=str(tmp_path / "p"),
-        asm_dir=str(tmp_path / "a"),
-        log=str(tmp_path / "log"),
-        settings=settings,
-    )
+    doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"})
     assert [(t, w[0], tool) for t, w, tool in calls] == [("profile", "ncu", "ncu")]  # one child, under ncu
     by = {c["class"]: c for c in doc["classes"]}
     assert by["N=256"]["ncu_launches"] == 1 and by["N=2048"]["ncu_launches"] == 2
@@ -49,7 +49,6 @@ def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch
 
 
 def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeypatch):
-    import json
 
     from kopt.measure.runner import ChildOutcome
     from kopt.steps import profile as step
@@ -65,17 +64,6 @@ def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeyp
 
     monkeypatch.setattr(step, "run_gated", run_gated)
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
-    corr = tmp_path / "correctness.json"
-    corr.write_text(json.dumps({"status": "pass", "error": None}))
-    doc = step.profile(
-        version="v0",
-        target=str(tiny / "target.yaml"),
-        kernel=str(tiny / "kernels" / "v0.py"),
-        correctness_json=str(corr),
-        out_dir=str(tmp_path / "p"),
-        asm_dir=str(tmp_path / "a"),
-        log=str(tmp_path / "log"),
-        settings={"profiler": "ncu", "calls": 5, "timeout_s": 20},
-    )
+    doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20})
     assert len(calls) == 2 and calls[1][1] is None  # the second run only because the tool failed
     assert doc["backend"] == "torch" and "ERR_NVGPUCTRPERM" in doc["tool_note"]
