@@ -59,7 +59,7 @@ def cmd_new(a) -> int:
         'rationale: "TODO"\n'
         'expected: "TODO"\n'
         "target_class: all\n"
-        "# strategy: an id from kopt/data/strategies.yaml (see `kopt experience recommend`)\n"
+        "# strategy: an id from kopt/analysis/data/strategies.yaml (see `kopt experience recommend`)\n"
     )
     print(f"wrote {new_py} (a copy of {base}) and {new_yaml}; edit both, then:")
     print(f"  {for_target(command, f'results/v{n}/compare.json')}")

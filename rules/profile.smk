@@ -1,5 +1,5 @@
 rule profile:
-    """One profiled run per config class: torch.profiler, plus Nsight Compute or rocprofv3."""
+    """Every config class in one profiled child: under Nsight Compute (NVTX ranges per class), else torch.profiler."""
     input:
         settings=SETTINGS["profile"],
         kernel=kernel_of,

@@ -69,7 +69,7 @@ def main():
         (timing, "_profiler_record"),
         (timing, "_null_event_us"),
         (timing, "profiled_calls"),
-        (timing.torchtrace, "gpu_us_per_call"),
+        (timing, "_profiled_sessions"),
         (correctness, "check_config"),
     ]:
         if hasattr(mod, name):

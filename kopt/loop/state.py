@@ -25,11 +25,13 @@ def summary(comp: dict) -> dict:
 
 def latest(results: str | Path, versions: list[str]) -> dict | None:
     """The state after the last of ``versions`` that has a comparison in ``results``: state.json
-    when it was written after that same version, else built from that comparison; None if none."""
+    when it was written after that same comparison (same version, not older), else built from the
+    comparison; None if none."""
     for v in reversed(versions):
         p = Path(results) / v / "compare.json"
         if p.is_file():
             saved = Path(results) / "state.json"
-            doc = json.loads(saved.read_text()) if saved.is_file() else {}
+            fresh = saved.is_file() and saved.stat().st_mtime >= p.stat().st_mtime
+            doc = json.loads(saved.read_text()) if fresh else {}
             return doc if doc.get("after") == v else summary(json.loads(p.read_text()))
     return None

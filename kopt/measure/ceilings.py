@@ -7,6 +7,8 @@ operation on buffers much larger than the L2, without the kernel's L2 flush and 
 
 from __future__ import annotations
 
+from statistics import median
+
 import torch
 
 from kopt.measure.timing import event_time_us
@@ -14,12 +16,6 @@ from kopt.measure.timing import event_time_us
 WARMUP = 3  # untimed calls before the timed runs
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 NOT_ON_CPU = {"tflops": None, "note": "not measured on the CPU"}
-
-
-def _median(xs: list[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def _timed_seconds(fn, device: str, runs: int) -> list[float]:
@@ -63,7 +59,7 @@ def _copy_methods(device: str, runs: int) -> dict:
         secs = _timed_seconds(fn, device, runs)
         out[key] = {
             "bytes": 2 * n_bytes,
-            "gbps": 2 * n_bytes / _median(secs) / 1e9,
+            "gbps": 2 * n_bytes / median(secs) / 1e9,
             "samples_gbps": [2 * n_bytes / s / 1e9 for s in secs],
             "method": f"{label}, bytes read + written",
         }
@@ -73,7 +69,7 @@ def _copy_methods(device: str, runs: int) -> dict:
 def _matmul_record(n: int, secs: list[float], method: str) -> dict:
     return {
         "n": n,
-        "tflops": 2 * n**3 / _median(secs) / 1e12,
+        "tflops": 2 * n**3 / median(secs) / 1e12,
         "samples_tflops": [2 * n**3 / s / 1e12 for s in secs],
         "method": method,
     }

@@ -12,6 +12,8 @@ import os
 import sys
 import traceback
 
+from kopt.measure.faults import KernelFault
+
 
 class Progress:
     def __init__(self, path: str):
@@ -144,8 +146,8 @@ def task_reference(req: dict, progress: Progress) -> dict:
         progress.start(f"config {item['key']}")
         try:
             layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31))
-        except variants.KernelFault as e:
-            raise variants.KernelFault(f"{e} (config {item['key']})") from None
+        except KernelFault as e:
+            raise KernelFault(f"{e} (config {item['key']})") from None
         del d
         rec = {
             "key": item["key"],
@@ -185,8 +187,6 @@ def main(argv: list[str]) -> None:
     try:
         payload = {"ok": True, "result": TASKS[task](req, progress)}
     except BaseException as e:  # noqa: BLE001 - everything a kernel does wrong is reported
-        from kopt.measure.faults import KernelFault
-
         if isinstance(e, KernelFault):
             msg = str(e)
         else:

@@ -40,7 +40,7 @@ def environment(device: str) -> dict:
             cuda=torch.version.cuda,
             hip=getattr(torch.version, "hip", None),
             driver=(smi_now or {}).get("driver_version"),
-            clocks_sm_mhz=", ".join((smi_now or {}).get(k, "") for k in ("clocks.sm", "clocks.max.sm")) or None,
+            clocks_sm_mhz=", ".join(smi_now[k] for k in ("clocks.sm", "clocks.max.sm")) if smi_now else None,
         )
     else:
         env.update(gpu=None, cpu=platform.processor() or platform.machine(), note="Triton interpreter on CPU")
@@ -48,7 +48,7 @@ def environment(device: str) -> dict:
 
 
 def tool_version(exe: str) -> str | None:
-    out = smi([exe, "--version"], timeout=60)
+    out = smi([exe, "--version"], timeout=60, any_exit=True)
     if out is None:
         return None
     lines = [ln for ln in out.splitlines() if any(c.isdigit() for c in ln)]
@@ -85,7 +85,7 @@ def collect(device: str) -> dict:
         "libraries": library_versions(),
         "profilers": {"ncu": tool_version("ncu"), "rocprofv3": tool_version("rocprofv3")},
         "nvidia_smi": snapshot() if gpu else None,
-        "rocm_smi": smi(["rocm-smi", "--showclocks"]) if gpu else None,
+        "rocm_smi": smi(["rocm-smi", "--showclocks"], any_exit=True) if gpu else None,
         "note": None
         if gpu
         else "no GPU: the Triton interpreter on the CPU (cpu-interpreter); timings are not GPU performance",

@@ -15,7 +15,7 @@ kopt.measure.ceilings) is one ``event_time_us``. A ``timed_call`` is:
 
 Also: torch.profiler's GPU time over all streams is compared with the event time (work on a
 stream the events do not see is caught), and patched timing or checking functions and leftover
-threads are detected (harness.Guard). CPU figures say nothing about GPU performance.
+threads are detected (kopt.measure.device.Guard). CPU figures say nothing about GPU performance.
 """
 
 from __future__ import annotations
@@ -165,15 +165,18 @@ def whole_cycles(trial: Trial, n: int) -> int:
 
 
 def median_ci_pct(us: list[float], z: float = 1.96) -> float:
-    """Half-width of the distribution-free 95% confidence interval of the median (order statistics
-    n/2 -+ z*sqrt(n)/2), in % of the median: how precisely the samples pin the median down."""
+    """Half-width of the distribution-free 95% confidence interval of the median, in % of the
+    median: how precisely the samples pin the median down. The interval runs between the order
+    statistics of ranks floor(n/2 - z*sqrt(n)/2) and ceil(n/2 + z*sqrt(n)/2) + 1 (1-based); its exact
+    binomial coverage is at least 95.3% for every n from 6 to 1000. Infinite when it cannot say."""
     xs = sorted(us)
     n = len(xs)
-    if n < 6:
+    med = float(np.median(xs)) if n else 0.0
+    if n < 6 or med <= 0:
         return math.inf
     half = z * math.sqrt(n) / 2
-    lo, hi = max(0, math.floor(n / 2 - half)), min(n - 1, math.ceil(n / 2 + half))
-    return 100.0 * (xs[hi] - xs[lo]) / 2 / float(np.median(xs))
+    lo, hi = max(0, math.floor(n / 2 - half) - 1), min(n - 1, math.ceil(n / 2 + half))
+    return 100.0 * (xs[hi] - xs[lo]) / 2 / med
 
 
 def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts: dict) -> list[Sample]:
@@ -299,9 +302,10 @@ def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> t
     while not samples or (len(samples) < cap and median_ci_pct(per_call) > target):
         n = first if not samples else min(max(1, len(samples) // 2), cap - len(samples))
         trace, got = profiled_calls(trial, lab, n, trace_path)
-        if torchtrace.gpu_events(trace):
-            per_call += torchtrace.per_call_us(trace, len(got))
         samples += got
+        if not torchtrace.gpu_events(trace):  # nothing to pin down: another session would see no more
+            break
+        per_call += torchtrace.per_call_us(trace, len(got))
         if target <= 0:
             break
     return per_call, samples

@@ -13,7 +13,7 @@ import torch
 
 from kopt.measure.reference import FLOAT32_REFERENCE_RTOL, OutputSpec, dtype_name
 
-_isclose = torch.isclose  # bound before any kernel is imported (harness.Guard watches torch)
+_isclose = torch.isclose  # bound before any kernel is imported (kopt.measure.device.Guard watches torch)
 _isnan = torch.isnan
 _isinf = torch.isinf
 _eq = torch.eq

@@ -20,14 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def smi(cmd: list[str], timeout: float = 30) -> str | None:
-    """Stdout of a monitor command (nvidia-smi, rocm-smi, a tool's --version), None when absent or failing."""
+def smi(cmd: list[str], timeout: float = 30, any_exit: bool = False) -> str | None:
+    """Stdout of a monitor command (nvidia-smi, rocm-smi, a tool's --version), None when absent or
+    failing; with ``any_exit``, what it printed (stdout, else stderr) whatever its exit code (the
+    readings that decide, the gate's, take only a clean exit)."""
     if not shutil.which(cmd[0]):
         return None
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.SubprocessError):
         return None
+    if any_exit:
+        return (p.stdout or p.stderr).strip() or None
     return p.stdout if p.returncode == 0 else None
 
 
@@ -198,7 +202,7 @@ def _proc_nvidia() -> list[str]:
 
 
 def _lines(cmd: list[str]) -> list[str]:
-    return [ln.strip() for ln in (smi(cmd, timeout=20) or "").splitlines() if ln.strip()]
+    return [ln.strip() for ln in (smi(cmd, timeout=20, any_exit=True) or "").splitlines() if ln.strip()]
 
 
 def detect_gpu(device: str = "auto") -> str | None:

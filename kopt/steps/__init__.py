@@ -1,4 +1,4 @@
-"""What each rule does, one module per rule file (rules/<name>.smk -> kopt.steps.<name>), as plain
+"""What each rule does, one module per rule file whose rules do more than call one function (rules/<name>.smk -> kopt.steps.<name>; rules settings, experience and baseline call kopt.workspace.settings, kopt.loop.experience and the correctness and bench steps), as plain
 functions of paths and settings; the scripts only unpack ``snakemake``.
 
 Each step reads only its declared inputs and writes only its outputs, so rules can run as SLURM

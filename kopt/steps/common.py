@@ -1,5 +1,5 @@
 """What every step shares: the child request built from the workspace, the records of a child's
-outcome per config, the bench.csv columns, JSON output, logs and one-line faults."""
+outcome per config, the start of a bench.csv row, JSON output, logs and one-line faults."""
 
 from __future__ import annotations
 

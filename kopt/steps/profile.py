@@ -47,8 +47,8 @@ def profile(
     log: str,
     settings: dict,
 ) -> dict:
-    """One child process profiles every class of the version: under Nsight Compute or rocprofv3
-    when one is the backend (NVTX-ranged calls), else with torch.profiler."""
+    """One child process profiles every class of the version: under Nsight Compute when it is the
+    backend (NVTX-ranged calls), else with torch.profiler (see ``_profiled_run``)."""
     ws = load_workspace(Path(target).parent, versions=False)
     out, asm = Path(out_dir), Path(asm_dir)
     raw = out / "raw"
@@ -63,7 +63,7 @@ def profile(
         return doc
     req = {**child_request(ws, kernel, settings), "raw_dir": str(raw), "asm_dir": str(asm), "calls": settings["calls"]}
     backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
-    outcome, backend, tool_note = _profiled_run(req, backend, raw, log, settings)
+    outcome, backend, doc["tool_note"] = _profiled_run(req, backend, raw, log, settings)
     if not outcome.ok:
         doc.update(status="failed", error=outcome.error)
         write_json(out / "profile.json", doc)
@@ -73,15 +73,11 @@ def profile(
         backend = "cpu-interpreter"
     doc.update(device=res["device"], gpu=res["env"].get("gpu"), backend=backend, triton=res["triton"])
     classes = res["classes"]
-    if backend == "ncu":
-        tool_note = _from_ncu(classes, raw / "ncu_details.csv")
-    elif backend == "rocprofv3":
-        tool_note = _from_rocprof(classes, raw / "rocprofv3")
     for c in classes:
         c.setdefault("hottest", c["kernels"][0] if c.get("kernels") else None)
         c.setdefault("counters", None)
         c["resources"] = _resources(c, res["triton"])
-    doc.update(classes=classes, tool_note=tool_note)
+    doc["classes"] = classes
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     doc["asm_files"] = sorted(p.name for p in asm.iterdir())
     doc["provenance"].update(env=res["env"], gate=outcome.gate)
@@ -90,24 +86,33 @@ def profile(
 
 
 def _profiled_run(req: dict, backend: str, raw: Path, log: str, settings: dict):
-    """The one child run (wrapped by the profiler when the backend is a tool). Only if the tool
-    itself fails does a second run, with torch.profiler, give the figures it can."""
-    wrapper = None
+    """(outcome, backend, note). ncu: one child under Nsight Compute, its launches assigned to the
+    classes by their NVTX ranges; only when ncu itself did not run the child to its end, or left no
+    launch for a class, does a torch.profiler child give the figures instead (the note says why); a
+    kernel that fails, hangs or meets no idle GPU is not run again. rocprofv3: a torch.profiler child,
+    then one under rocprofv3 for the resources. Else: one torch.profiler child."""
+
+    def torch_run():
+        return run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
+
     if backend == "ncu":
         wrapper = ncu.command(settings.get("ncu", "ncu"), str(raw / "ncu_details.csv"))
-    elif backend == "rocprofv3":
-        wrapper = rocprof.command(
-            settings.get("rocprofv3", "rocprofv3"), str(raw / "rocprofv3"), settings.get("pmc") or None
+        (raw / "ncu_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child profile ...\n")
+        outcome = run_gated(
+            "profile", {**req, "tool": "ncu"}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
         )
-    if wrapper:
-        (raw / f"{backend}_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child profile ...\n")
-    run = {**req, "tool": backend if wrapper else None}
-    outcome = run_gated("profile", run, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper)
-    if outcome.ok or not wrapper:
-        return outcome, backend, None
-    note = f"{backend} run failed ({outcome.error}); torch.profiler figures only"
-    outcome = run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
-    return outcome, "torch", note
+        if outcome.status != "crashed":  # the child ran to its end, or the kernel failed in it
+            cpu = outcome.ok and outcome.result["device"] == "cpu"
+            problem = None if not outcome.ok or cpu else _from_ncu(outcome.result["classes"], raw / "ncu_details.csv")
+            if problem is None:
+                return outcome, backend, None
+        else:
+            problem = f"Nsight Compute run failed ({outcome.error})"
+        return torch_run(), "torch", f"{problem}; torch.profiler figures instead"
+    outcome = torch_run()
+    if backend == "rocprofv3" and outcome.ok and outcome.result["device"] == "cuda":
+        return outcome, backend, _rocprof_resources(req, outcome.result["classes"], raw, log, settings)
+    return outcome, backend, None
 
 
 def _from_ncu(classes: list[dict], csv_path: Path) -> str | None:
@@ -131,14 +136,29 @@ def _from_ncu(classes: list[dict], csv_path: Path) -> str | None:
     return f"Nsight Compute saw no launch in the range of class(es) {', '.join(missing)}" if missing else None
 
 
-def _from_rocprof(classes: list[dict], out: Path) -> str:
+def _rocprof_resources(req: dict, classes: list[dict], raw: Path, log: str, settings: dict) -> str:
+    """A second child under rocprofv3 (its kernel trace: registers, LDS, scratch per kernel), matched
+    to each class's hottest kernel by name. Untested without an AMD GPU."""
+    out = raw / "rocprofv3"
+    wrapper = rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(out), settings.get("pmc") or None)
+    (raw / "rocprofv3_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child profile ...\n")
+    outcome = run_gated(
+        "profile",
+        {**req, "tool": "rocprofv3"},
+        settings,
+        timeout_s=settings["timeout_s"],
+        log_path=log,
+        wrapper=wrapper,
+    )
     traces = sorted(out.rglob("*kernel_trace.csv"))
-    if not traces:
-        return "rocprofv3 wrote no kernel_trace.csv"
+    if not outcome.ok or not traces:
+        return (
+            f"rocprofv3 gave no kernel trace ({outcome.error or 'no *kernel_trace.csv'}); torch.profiler figures only"
+        )
     kernels = rocprof.parse_kernel_trace(traces[0].read_text())
     for c in classes:
-        h = (c.get("hottest") or {}).get("name")
-        c["amd_resources"] = next((k for k in kernels if k["name"] == h), kernels[0] if kernels else None)
+        h = (c["kernels"][0] if c.get("kernels") else {}).get("name")
+        c["amd_resources"] = next((k for k in kernels if k["name"] == h), None)
     return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name, not per class"
 
 

@@ -25,3 +25,7 @@ def test_latest_reads_the_last_comparison_and_a_state_json_only_of_that_version(
     assert latest(tmp_path, ["v0", "v1"])["best"] == "v1"  # a state.json left from v0 is not shown
     (tmp_path / "state.json").write_text(json.dumps({"after": "v1", "best": "v1", "stop": True}))
     assert latest(tmp_path, ["v0", "v1"])["stop"] is True
+    import os
+
+    os.utime(tmp_path / "state.json", (1, 1))  # v1 compared again since (e.g. after `kopt mask`)
+    assert latest(tmp_path, ["v0", "v1"])["stop"] is False

@@ -67,3 +67,30 @@ def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeyp
     doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20})
     assert len(calls) == 2 and calls[1][1] is None  # the second run only because the tool failed
     assert doc["backend"] == "torch" and "ERR_NVGPUCTRPERM" in doc["tool_note"]
+
+
+def test_ncu_without_class_ranges_falls_back_and_says_why(tiny, tmp_path, monkeypatch):
+    from kopt.steps import profile as step
+
+    calls = []  # ncu ran to the end, but its CSV names no kopt-class range (the probe's own ranges)
+    monkeypatch.setattr(step, "run_gated", _fake_profiled_run(calls, NVTX_PROBE.read_text()))
+    monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20})
+    assert [w is None for _, w, _ in calls] == [False, True]
+    assert doc["backend"] == "torch" and "no launch in the range of class(es) N=256, N=2048" in doc["tool_note"]
+
+
+def test_a_kernel_that_fails_under_ncu_is_not_run_again(tiny, tmp_path, monkeypatch):
+    from kopt.measure.runner import ChildOutcome
+    from kopt.steps import profile as step
+
+    calls = []
+
+    def run_gated(task, req, settings, *, timeout_s, log_path, wrapper=None):
+        calls.append(wrapper)
+        return ChildOutcome("timeout", error="timed out: no progress for 20 s")
+
+    monkeypatch.setattr(step, "run_gated", run_gated)
+    monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20})
+    assert len(calls) == 1 and doc["status"] == "failed" and "timed out" in doc["error"]
