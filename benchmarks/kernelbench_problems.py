@@ -16,8 +16,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from kopt.steps.bench import bench as bench_step  # noqa: E402
-from kopt.steps.correctness import correctness  # noqa: E402
+from kopt.steps.bench import check_then_time  # noqa: E402
 
 PROBLEMS = ("argmax", "gelu", "gemm_add_relu")
 
@@ -25,14 +24,8 @@ PROBLEMS = ("argmax", "gelu", "gemm_add_relu")
 def run(name: str, out: Path, params: dict, bench: bool) -> None:
     ws = ROOT / "examples" / "kernelbench" / name
     kernel, target, d = str(ws / "kernels" / "v0.py"), str(ws / "target.yaml"), out / name
-    corr = correctness(
-        version="v0",
-        target=target,
-        kernel=kernel,
-        out_json=str(d / "correctness.json"),
-        out_md=str(d / "correctness.md"),
-        log=str(d / "correctness.log"),
-        params=params,
+    corr, df = check_then_time(
+        d, version="v0", target=target, kernel=kernel, log=str(d / "steps.log"), params=params, time=bench
     )
     print(f"== {name}: correctness {corr['status']}" + (f": {corr['error']}" if corr["error"] else ""))
     for c in corr["configs"]:
@@ -42,17 +35,6 @@ def run(name: str, out: Path, params: dict, bench: bool) -> None:
         print(f"   outputs {json.dumps(c.get('outputs'))}")
     if not bench or corr["status"] != "pass":
         return
-    df = bench_step(
-        version="v0",
-        target=target,
-        kernel=kernel,
-        correctness_json=str(d / "correctness.json"),
-        out_csv=str(d / "bench.csv"),
-        out_samples=str(d / "bench_samples.csv"),
-        out_meta=str(d / "bench.json"),
-        log=str(d / "bench.log"),
-        params=params,
-    )
     print(df[["config_key", "status", "median_us", "profiler_us", "n_samples", "tflops", "gbps", "error"]].to_string())
     meta = json.loads((d / "bench.json").read_text())
     for key, rec in meta["inputs"]["per_config"].items():

@@ -17,8 +17,7 @@ import yaml
 
 from kopt.loop import decide
 from kopt.report.results import load
-from kopt.steps.bench import bench
-from kopt.steps.correctness import correctness
+from kopt.steps.bench import check_then_time
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -32,26 +31,9 @@ NVTX_PROBE = FIXTURES / "profiles" / "h100_ncu_nvtx_classes.csv"
 def run_version(tiny: Path, kernel: Path, params: dict, tmp: Path, hardware_json: str | None = None):
     """Correctness then bench of one kernel on a workspace; (correctness doc, bench.csv, out dir)."""
     out = tmp / "out"
-    corr = correctness(
-        version="v9",
-        target=str(tiny / "target.yaml"),
-        kernel=str(kernel),
-        out_json=str(out / "correctness.json"),
-        out_md=str(out / "correctness.md"),
-        log=str(out / "correctness.log"),
-        params=params,
-    )
-    df = bench(
-        version="v9",
-        target=str(tiny / "target.yaml"),
-        kernel=str(kernel),
-        correctness_json=str(out / "correctness.json"),
-        out_csv=str(out / "bench.csv"),
-        out_samples=str(out / "bench_samples.csv"),
-        out_meta=str(out / "bench.json"),
-        log=str(out / "bench.log"),
-        params=params,
-        hardware_json=hardware_json,
+    target, log = str(tiny / "target.yaml"), str(out / "steps.log")
+    corr, df = check_then_time(
+        out, version="v9", target=target, kernel=str(kernel), log=log, params=params, hardware_json=hardware_json
     )
     return corr, df, out
 

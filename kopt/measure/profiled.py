@@ -100,14 +100,22 @@ def _sass(cubin) -> str | None:
         return None
 
 
+def _warmed_up(
+    ref, kernel, item: dict, device: str, *, guard, opts: dict, phase: str, max_sets: int = 1, calls: int = 3
+):
+    """A config's trial after ``calls`` warm-up calls (compilation; the first one checked), with L2 flushes."""
+    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase=phase, max_sets=max_sets)
+    lab = Lab(device, flush_l2=True)
+    for i in range(calls):
+        timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
+    return trial, lab
+
+
 def profile_class(ref, kernel, item: dict, device: str, raw_dir: Path, *, guard, opts: dict, calls: int = 5) -> dict:
     """Per-kernel GPU times of ``calls`` checked calls under torch.profiler (on the CPU: the
     interpreter's wall time), after three warm-up calls."""
     cfg, cls = item["config"], item["class"]
-    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="profile", max_sets=2)
-    lab = Lab(device, flush_l2=True)
-    for i in range(3):  # warm-up (compilation); the first call checked
-        timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
+    trial, lab = _warmed_up(ref, kernel, item, device, guard=guard, opts=opts, phase="profile", max_sets=2)
     rec = {"class": cls, "config": cfg, "key": item["key"]}
     if device == "cuda":
         trace_path = raw_dir / f"torch_trace.{re_safe(cls)}.json"
@@ -151,10 +159,7 @@ def ranged_calls(ref, kernel, item: dict, device: str, *, guard, opts: dict, war
     profiler selects these launches and tells the classes apart."""
     from kopt.profilers.ncu import NVTX_RANGE, class_range
 
-    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="ncu")
-    lab = Lab(device, flush_l2=True)
-    for i in range(warmup):
-        timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
+    trial, lab = _warmed_up(ref, kernel, item, device, guard=guard, opts=opts, phase="ncu", calls=warmup)
     s = trial.prepare()
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push(NVTX_RANGE)

@@ -11,6 +11,7 @@ import pandas as pd
 
 from kopt.measure.runner import run_gated
 from kopt.steps.common import child_request, config_cells, records_of, write_json
+from kopt.steps.correctness import correctness
 from kopt.workspace.provenance import hashes, now
 from kopt.workspace.records import BENCH_COLUMNS, SampleRow
 from kopt.workspace.target import load_workspace
@@ -60,7 +61,7 @@ def bench(
     items = req["configs_by_device"]["cpu" if corr["device"] == "cpu" else "cuda"]
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
-        method = "cpu-interpreter" if corr["device"] == "cpu" else "cuda-events"
+        method = _method(corr["device"])
         rows = [
             {**config_cells(it), "status": "skipped", "device": corr["device"], "method": method, "error": why}
             for it in items
@@ -101,14 +102,19 @@ def _timed(req: dict, params: dict, log: str, env: dict | None) -> Timing:
             extra = {"l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
             t.inputs[r["key"]] = {**r["inputs"], **extra}
         else:
-            row["method"] = "cpu-interpreter" if device == "cpu" else "cuda-events"
+            row["method"] = _method(device)
         t.rows.append(row)
     return t
 
 
+def _method(device: str) -> str:
+    """How a config without its own samples was (or would have been) timed on ``device``."""
+    return "cpu-interpreter" if device == "cpu" else "cuda-events"
+
+
 def _meta(version: str, t: Timing, params: dict, limit_check: dict | None, provenance: dict) -> dict:
     """bench.json: how the figures were taken, the physical-limit check, the inputs, provenance."""
-    method = "cpu-interpreter" if t.device == "cpu" else "cuda-events"
+    method = _method(t.device)
     return {
         "version": version,
         "device": t.device,
@@ -147,3 +153,34 @@ def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> dic
                 error=f"config {row['config_key']}: faster than the hardware allows: {why}; result reuse or skipped work? (or ref.py's flops()/bytes_moved() overstate the work)",
             )
     return {**limits, "checked": True}
+
+
+def check_then_time(
+    out_dir: str | Path,
+    *,
+    version: str,
+    target: str,
+    kernel: str,
+    log: str,
+    params: dict,
+    hardware_json: str | None = None,
+    impl: str | None = None,
+    time: bool = True,
+) -> tuple[dict, pd.DataFrame | None]:
+    """The correctness gate, then (unless ``time`` is False) the timing, of one kernel or torch
+    baseline ``impl`` into ``out_dir``: correctness.{json,md}, bench.csv, bench_samples.csv and
+    bench.json. The baseline rule, the benchmarks and the tests run a version this way."""
+    d = Path(out_dir)
+    common = {"version": version, "target": target, "kernel": kernel, "impl": impl, "log": log, "params": params}
+    corr = correctness(**common, out_json=str(d / "correctness.json"), out_md=str(d / "correctness.md"))
+    if not time:
+        return corr, None
+    df = bench(
+        **common,
+        correctness_json=str(d / "correctness.json"),
+        out_csv=str(d / "bench.csv"),
+        out_samples=str(d / "bench_samples.csv"),
+        out_meta=str(d / "bench.json"),
+        hardware_json=hardware_json,
+    )
+    return corr, df
