@@ -5,6 +5,7 @@
 
 include: "rules/common.smk"
 include: "rules/settings.smk"
+include: "rules/build.smk"
 include: "rules/correctness.smk"
 include: "rules/bench.smk"
 include: "rules/hardware.smk"

@@ -2,6 +2,7 @@
 # The evidence runs on the GPU machine (see docs/runs/). Run from the repo root, with the wheels
 # from ../shared/gpu/make-wheels.sh in .whl/ and $OUT set by the device tool:
 #   bash benchmarks/h100_run.sh tests    # GPU tests (cheats, replays, dtypes) and the KernelBench problems
+#   bash benchmarks/h100_run.sh cuda     # the CUDA variant kind's tests (build, binding, gate and timing on the GPU)
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
 #   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
@@ -31,6 +32,12 @@ tests)
     grep -E "^== " "$OUT/kernelbench.txt"
   fi
   tail -n 3 "$OUT/pytest_gpu.txt"
+  ;;
+cuda)
+  { nvcc --version; nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv; } > "$OUT/machine.txt" 2>&1
+  # the wheel-finding test is for machines without a toolkit (CI); this one has /usr/local/cuda
+  run python3 -m pytest -q -s -p no:cacheprovider -k "not wheels" tests/gpu/test_gpu_cuda.py tests/steps/test_build.py tests/measure/test_cuda.py > "$OUT/pytest_cuda.txt" 2>&1
+  tail -n 3 "$OUT/pytest_cuda.txt"
   ;;
 graph)
   [ -n "${KEEP_RESULTS:-}" ] || rm -rf results

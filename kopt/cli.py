@@ -43,13 +43,13 @@ def cmd_new(a) -> int:
     st = latest(a.results, [v.name for v in ws.versions])
     base = a.from_version or (st or {}).get("best") or ws.versions[-1].name
     src = ws.version(base)
-    if src.kind != "triton":
+    if src.kind == "dispatch":
         raise WorkspaceError(
             f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels (--from)"
         )
     n = len(ws.versions)
     kdir = ws.root / "kernels"
-    new_py, new_yaml = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
+    new_py, new_yaml = kdir / f"v{n}{src.kernel.suffix}", kdir / f"v{n}.yaml"
     shutil.copy(src.kernel, new_py)
     new_yaml.write_text(
         f"parent: {base}\n"

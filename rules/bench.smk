@@ -5,6 +5,7 @@ rule bench:
         settings=SETTINGS["bench"],
         kernel=kernel_of,
         sources=sources_of,
+        builds=builds_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",

@@ -22,7 +22,7 @@ from kopt.workspace.provenance import (
 )
 from kopt.workspace.settings import changed as settings_changed
 from kopt.workspace.settings import from_config as settings_from_config
-from kopt.workspace.target import WorkspaceError, kernel_files, load_workspace
+from kopt.workspace.target import COMPILED, WorkspaceError, kernel_files, load_workspace
 
 
 # found next to the workflow, so `snakemake -d DIR` (results under DIR) finds it too
@@ -74,6 +74,15 @@ def meta_of(wildcards):
 def sources_of(wildcards):
     """Every kernel file a version runs: its own, and for a dispatching version the routed ones."""
     return [str(p) for p in kernel_files(WS.version(wildcards.version).kernel)]
+
+
+def builds_of(wildcards):
+    """The build folders of the CUDA/HIP kernels a version runs (rule `build`): none for Triton."""
+    return [
+        f"results/{Path(p).stem}/build"
+        for p in sources_of(wildcards)
+        if Path(p).suffix in COMPILED
+    ]
 
 
 def parent_files(wildcards):

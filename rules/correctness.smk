@@ -25,6 +25,7 @@ rule correctness:
         settings=SETTINGS["run"],
         kernel=kernel_of,
         sources=sources_of,
+        builds=builds_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
         reference="results/reference.json",

@@ -4,6 +4,7 @@ rule profile:
         settings=SETTINGS["profile"],
         kernel=kernel_of,
         sources=sources_of,
+        builds=builds_of,
         ref=ws_file("ref.py"),
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",

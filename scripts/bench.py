@@ -19,6 +19,7 @@ df = bench(
     out_meta=snakemake.output.meta,
     log=snakemake.log[0],
     params=read_settings(snakemake.input.settings),
+    builds=list(snakemake.input.builds),
     hardware_json=snakemake.input.hardware,
 )
 print(df.to_string())

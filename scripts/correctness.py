@@ -16,5 +16,6 @@ doc = correctness(
     out_md=snakemake.output.md,
     log=snakemake.log[0],
     params=read_settings(snakemake.input.settings),
+    builds=list(snakemake.input.builds),
 )
 print(f"{snakemake.wildcards.version}: correctness {doc['status']}" + (f": {doc['error']}" if doc["error"] else ""))

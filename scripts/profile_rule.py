@@ -21,6 +21,7 @@ doc = profile(
     asm_dir=snakemake.output.asm,
     log=snakemake.log[0],
     settings=read_settings(snakemake.input.settings),
+    builds=list(snakemake.input.builds),
 )
 print(
     f"{snakemake.wildcards.version}: profile {doc['status']} ({doc['backend']})"

@@ -6,6 +6,8 @@ import pytest
 
 from tests.helpers import FIXTURES, ROOT
 
+BUILD_DEFAULTS = {"nvcc": "auto", "hipcc": "hipcc", "arch": "auto", "flags": ["-O3", "-lineinfo"]}
+
 sys.path.insert(0, str(ROOT))
 
 # GPU-only tests live in tests/gpu and are collected only where torch sees a GPU; on the CPU
@@ -46,3 +48,14 @@ def run_params():
             "cpu_samples": 2,
         },
     }
+
+
+@pytest.fixture(scope="session")
+def v7_build(tmp_path_factory) -> dict:
+    """The softmax example's CUDA version compiled once (build.json's record) by the build step."""
+    from kopt.steps.build import build
+
+    out = tmp_path_factory.mktemp("v7_build")
+    kernel = str(ROOT / "examples" / "softmax" / "kernels" / "v7.cu")
+    settings = {"timeout_s": 300, "gpu": "auto", "build": BUILD_DEFAULTS}
+    return {**build(version="v7", kernel=kernel, out_dir=str(out), log=str(out / "log"), settings=settings), "dir": out}

@@ -22,24 +22,24 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
     assert kopt(["status", "--workspace", str(ws), "--results", str(results)]) == 0
     assert "no results yet" in capsys.readouterr().out
     assert kopt(["new", "--workspace", str(ws), "--results", str(results), "--from", "v1"]) == 0
-    assert (ws / "kernels" / "v7.py").read_text() == (ws / "kernels" / "v1.py").read_text()
-    with pytest.raises(WorkspaceError, match=r"v7\.yaml: hypothesis: required .*not TODO"):
+    assert (ws / "kernels" / "v8.py").read_text() == (ws / "kernels" / "v1.py").read_text()
+    with pytest.raises(WorkspaceError, match=r"v8\.yaml: hypothesis: required .*not TODO"):
         load_workspace(ws)
-    (ws / "kernels" / "v7.yaml").unlink()
-    (ws / "kernels" / "v7.py").unlink()
+    (ws / "kernels" / "v8.yaml").unlink()
+    (ws / "kernels" / "v8.py").unlink()
     assert kopt(["mask", "--workspace", str(ws), "v2"]) == 0
     assert load_workspace(ws).version("v2").masked
     assert kopt(["unmask", "--workspace", str(ws), "v2"]) == 0
     assert not load_workspace(ws).version("v2").masked
-    (results / "v6").mkdir(parents=True)
+    (results / "v7").mkdir(parents=True)
     (results / "workspace.json").write_text(json.dumps({"workspace": str(ws)}))  # whose tree this is
     state = {"best": {"version": "v1", "medians": {}}, "consecutive_regressions": 2, "stop": False}
-    (results / "v6" / "compare.json").write_text(json.dumps({"version": "v6", "best_after": "v1", "state": state}))
+    (results / "v7" / "compare.json").write_text(json.dumps({"version": "v7", "best_after": "v1", "state": state}))
     kopt(["status", "--workspace", str(ws), "--results", str(results)])  # from the last comparison
     out = capsys.readouterr().out
-    assert "best: v1  (state after v6)" in out and "consecutive regressions: 2" in out
+    assert "best: v1  (state after v7)" in out and "consecutive regressions: 2" in out
     (results / "state.json").write_text(
-        json.dumps({"after": "v6", "best": "v1", "stop": True, "stop_reason": "target reached"})
+        json.dumps({"after": "v7", "best": "v1", "stop": True, "stop_reason": "target reached"})
     )
     kopt(["status", "--workspace", str(ws), "--results", str(results)])
     out = capsys.readouterr().out

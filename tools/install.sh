@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv with kernel-opt and its dependencies. torch is installed first, pinned, because an
 # unpinned torch on a CPU machine downloads several GB of CUDA wheels; on a GPU machine with its
-# own torch, set KOPT_SYSTEM_TORCH=1 to reuse it.
+# own torch, set KOPT_SYSTEM_TORCH=1 to reuse it. KOPT_EXTRAS: the extras to install (test; the
+# tests add cuda, nvcc from NVIDIA's wheels).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
@@ -12,5 +13,5 @@ if [ "${KOPT_SYSTEM_TORCH:-0}" != 1 ]; then
   .venv/bin/python -m pip install -q torch==2.13.0 2>&1 | grep -v "is ignored" || true
   .venv/bin/python -m pip install -q triton==3.6.0 2>&1 | grep -v "is ignored" || true
 fi
-.venv/bin/python -m pip install -q -e '.[test]' 2>&1 | grep -v "is ignored" || true
+.venv/bin/python -m pip install -q -e ".[${KOPT_EXTRAS:-test}]" 2>&1 | grep -v "is ignored" || true
 .venv/bin/python -c "import torch, triton, snakemake, kopt" || { echo "tools/install.sh: install failed" >&2; exit 1; }

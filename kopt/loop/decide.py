@@ -52,7 +52,7 @@ class Candidate:
     """One version's summary: what the fold needs to know about it."""
 
     version: str
-    status: str  # "ok" | "incorrect" | "failed"
+    status: str  # "ok" | "incorrect" | "failed" | "unsupported" (needs a GPU this machine lacks)
     reason: str | None = None
     medians: dict[str, float] = field(default_factory=dict)  # config key -> µs
     class_of: dict[str, str] = field(default_factory=dict)  # config key -> config class
@@ -191,7 +191,7 @@ def _stop(st: dict, params: Params) -> dict:
 
 def _precheck(step: _Step) -> bool:
     """The exits before timings are compared, in order; True when one of them decided."""
-    exits = (_masked, _gate_timed_out, _repair, _not_correct, _baseline)
+    exits = (_masked, _unsupported, _gate_timed_out, _repair, _not_correct, _baseline)
     return any(decided(step) for decided in exits)
 
 
@@ -201,6 +201,14 @@ def _masked(step: _Step) -> bool:
         return False
     step.comp.update(decision="masked", reason="masked", detail="masked: true in its metadata; out of the fold")
     step.state["masked"].append(step.cand.version)
+    return True
+
+
+def _unsupported(step: _Step) -> bool:
+    """A version this machine cannot run (a CUDA kernel without a GPU): skipped, nothing counted."""
+    if step.cand.status != "unsupported":
+        return False
+    step.comp.update(decision="skipped", reason="needs-gpu", detail=step.cand.reason)
     return True
 
 

@@ -42,6 +42,7 @@ def _prepare(req: dict, progress: Progress):
         interpreter.install(req["kernel"])
     from kopt.measure import correctness, inputs, reference, timing, trial, variants, verify
 
+    variants.BUILT.update(req.get("builds") or {})
     guard_before = harness.Guard(extra_modules=(harness, correctness, timing, trial, inputs, reference, verify))
     ref = variants.load_reference(req["ref"])
     if req["kernel"].startswith("torch:"):

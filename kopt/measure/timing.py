@@ -62,6 +62,7 @@ class Sample:
     seed: int
     set: int
     host_us: float  # how long the call kept the host before returning (work the spin could hide)
+    idle: bool = False  # the GPU had finished everything when the call returned (see event_time_us)
 
 
 class Lab:
@@ -89,6 +90,7 @@ class Timed(NamedTuple):
     us: float  # the call on its clock: CUDA events on a GPU, perf_counter on the CPU
     host_us: float  # how long the call kept the host before returning
     ret: Any  # what the call returned
+    idle: bool = False  # the GPU was idle when the call returned: the end event waited on the host
 
 
 def event_time_us(
@@ -98,7 +100,13 @@ def event_time_us(
     (persisting L2 reset, L2 flushed), the spin kernel queued (``spin``), then CUDA events around
     the call, ``on_enqueued()`` while the GPU works, and a device-wide synchronize; on the CPU,
     perf_counter around the call (``caches`` and ``spin`` do nothing there). ``profiled``: the
-    harness's work inside ``kopt::prep``, the call inside ``kopt::call`` (kopt.profilers.torchtrace)."""
+    harness's work inside ``kopt::prep``, the call inside ``kopt::call`` (kopt.profilers.torchtrace).
+
+    ``idle``: the stream had run dry when the call returned, although the spin keeps the GPU busy
+    well past a launch. The call then waited for the GPU inside (a CUDA solve() that synchronises)
+    or kept the host longer than the spin: the end event was queued after the GPU finished, so
+    the event time includes host time. Such rows are marked (``host-bound`` in their method); the
+    profiler's GPU time, which decides, is not affected."""
     cuda = device == "cuda"
     if cuda:
         with _range(torchtrace.PREP, profiled):
@@ -112,13 +120,15 @@ def event_time_us(
     with _range(torchtrace.CALL, profiled):
         ret = fn()
     t1 = _perf_counter()
+    idle = False
     if cuda:
+        idle = torch.cuda.current_stream().query()
         end.record()
         if on_enqueued is not None:
             on_enqueued()
         torch.cuda.synchronize()  # device-wide: every stream's work must be done before the check
     host_us = (t1 - t0) * 1e6
-    return Timed(start.elapsed_time(end) * 1e3 if cuda else host_us, host_us, ret)
+    return Timed(start.elapsed_time(end) * 1e3 if cuda else host_us, host_us, ret, idle)
 
 
 def timed_call(
@@ -131,7 +141,7 @@ def timed_call(
     if verify:
         with _range(torchtrace.PREP, profiled):
             trial.check_or_raise(s, t.ret, where)
-    return Sample(t.us, s.seed, s.index, t.host_us)
+    return Sample(t.us, s.seed, s.index, t.host_us, t.idle)
 
 
 def _bus_id() -> str | None:
@@ -259,10 +269,13 @@ def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Gua
     return rec
 
 
-def _method(lab: Lab) -> str:
+def _method(lab: Lab, samples: list[Sample]) -> str:
+    """How the samples were timed; ``+host-bound`` when most calls left the GPU idle before they
+    returned (their events include host time: see event_time_us)."""
     if lab.device != "cuda":
         return "cpu-interpreter"
-    return "cuda-events" + ("+l2-flush" if lab.flush is not None else "")
+    host_bound = 2 * sum(s.idle for s in samples) > len(samples)
+    return "cuda-events" + ("+l2-flush" if lab.flush is not None else "") + ("+host-bound" if host_bound else "")
 
 
 def _samples_record(samples: list[Sample], lab: Lab) -> dict:
@@ -275,7 +288,7 @@ def _samples_record(samples: list[Sample], lab: Lab) -> dict:
         "p80_us": float(np.percentile(arr, 80)),
         "n_samples": len(samples),
         "ci_pct": median_ci_pct(arr.tolist()) if len(samples) >= 6 else None,
-        "method": _method(lab),
+        "method": _method(lab, samples),
         "samples": [
             {"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples
         ],

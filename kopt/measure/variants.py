@@ -1,8 +1,8 @@
 """Variant kinds: turn a version's source file into a callable that writes the outputs in place.
 
-Correctness, timing and (later) profiling only ever see ``load_variant(path) -> callable``.
-Triton ``.py`` files are the one kind today; CUDA ``.cu`` (compiled, called through ``solve``)
-and external benchmark commands will register further loaders in ``LOADERS``.
+Correctness, timing and profiling only ever see ``load_variant(path) -> callable``: Triton
+``.py`` files (``run_kernel``), CUDA ``.cu`` and HIP ``.hip`` files (``solve`` in the library their
+build made, kopt.measure.cuda) and dispatching ``.yaml`` versions, one loader each in ``LOADERS``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class Dispatcher:
     def __init__(self, path: Path):
         import yaml
 
-        from kopt.workspace.target import route_for
+        from kopt.workspace.target import route_for, version_kernel
 
         self.path = path
         self.routes = (yaml.safe_load(path.read_text()) or {}).get("dispatch") or []
@@ -54,8 +54,7 @@ class Dispatcher:
         self.kernels: dict[str, Callable[..., None]] = {}
         for r in self.routes:
             if r["use"] not in self.kernels:
-                py, yml = path.parent / f"{r['use']}.py", path.parent / f"{r['use']}.yaml"
-                self.kernels[r["use"]] = load_variant(py if py.is_file() else yml)
+                self.kernels[r["use"]] = load_variant(version_kernel(path.parent, r["use"]))
         self.current: Callable[..., None] | None = None
         self.__globals__: dict = {}  # for profiling: the Triton kernels of every routed version
         for k in self.kernels.values():
@@ -78,6 +77,16 @@ def _dispatch_yaml(path: Path) -> Callable[..., None]:
     return Dispatcher(path)
 
 
+# a CUDA/HIP kernel file (resolved) -> the shared library its build made; the child sets it from its request
+BUILT: dict[str, str] = {}
+
+
+def _compiled(path: Path) -> Callable[..., None]:
+    from kopt.measure import cuda
+
+    return cuda.load(path, BUILT)
+
+
 def select_config(kernel, cfg: dict) -> None:
     """Tell a dispatching kernel which config comes next (a no-op for plain kernels)."""
     sel = getattr(kernel, "select", None)
@@ -85,7 +94,12 @@ def select_config(kernel, cfg: dict) -> None:
         sel(cfg)
 
 
-LOADERS: dict[str, Callable[[Path], Callable[..., None]]] = {".py": _triton_py, ".yaml": _dispatch_yaml}
+LOADERS: dict[str, Callable[[Path], Callable[..., None]]] = {
+    ".py": _triton_py,
+    ".cu": _compiled,
+    ".hip": _compiled,
+    ".yaml": _dispatch_yaml,
+}
 
 
 def load_variant(path: str | Path) -> Callable[..., None]:

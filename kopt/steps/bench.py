@@ -52,12 +52,14 @@ def bench(
     params: dict,
     hardware_json: str | None = None,
     impl: str | None = None,
+    builds: list[str] | None = None,
 ) -> pd.DataFrame:
-    """Time a version that passed the gate (``impl``: a torch baseline instead); a config faster
-    than the hardware allows (``hardware_json``'s ceilings) is refused."""
+    """Time a version that passed the gate (``impl``: a torch baseline instead; ``builds``: its
+    CUDA/HIP kernels' build folders); a config faster than the hardware allows (``hardware_json``'s
+    ceilings) is refused."""
     ws = load_workspace(Path(target).parent, versions=False)
     corr = json.loads(Path(correctness_json).read_text())
-    req = child_request(ws, kernel, params, impl)
+    req = child_request(ws, kernel, params, impl, builds)
     items = req["configs_by_device"]["cpu" if corr["device"] == "cpu" else "cuda"]
     if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
         why = f"not timed: correctness {corr['status']}: {corr['error']}"
@@ -166,12 +168,14 @@ def check_then_time(
     hardware_json: str | None = None,
     impl: str | None = None,
     time: bool = True,
+    builds: list[str] | None = None,
 ) -> tuple[dict, pd.DataFrame | None]:
     """The correctness gate, then (unless ``time`` is False) the timing, of one kernel or torch
     baseline ``impl`` into ``out_dir``: correctness.{json,md}, bench.csv, bench_samples.csv and
     bench.json. The baseline rule, the benchmarks and the tests run a version this way."""
     d = Path(out_dir)
     common = {"version": version, "target": target, "kernel": kernel, "impl": impl, "log": log, "params": params}
+    common["builds"] = builds
     corr = correctness(**common, out_json=str(d / "correctness.json"), out_md=str(d / "correctness.md"))
     if not time:
         return corr, None

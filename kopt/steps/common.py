@@ -8,6 +8,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from kopt.profilers.gpus import detect_gpu
 from kopt.workspace.provenance import StaleResult
 from kopt.workspace.target import Workspace, WorkspaceError, config_class, config_key
 
@@ -26,8 +27,36 @@ def config_items(ws: Workspace, configs: list[dict]) -> list[dict]:
     ]
 
 
-def child_request(ws: Workspace, kernel: str, params: dict, impl: str | None = None) -> dict:
-    """The request a child process runs on (kopt.workspace.records.ChildRequest); ``impl``: a torch baseline."""
+def read_builds(builds: list[str]) -> list[dict]:
+    """The build.json of each build folder (rule `build`) a version's kernels came from."""
+    return [json.loads((Path(b) / "build.json").read_text()) for b in builds]
+
+
+def cannot_run(builds: list[str], params: dict) -> tuple[str, str] | None:
+    """Why a version with compiled kernels cannot run here, as (correctness status, error): a
+    failed build fails it; on a machine without a GPU it is ``unsupported`` (needs a CUDA GPU), not
+    failed and not counted; without a compiler on a GPU machine it fails. None: it can run."""
+    docs = read_builds(builds)
+    failed = next((d for d in docs if d["status"] == "failed"), None)
+    if failed:
+        return "failed", failed["error"]
+    if docs and (params.get("device") == "cpu" or not detect_gpu(params.get("device", "auto"))):
+        kinds = sorted({"HIP" if d["kernel"].endswith(".hip") else "CUDA" for d in docs})
+        return "unsupported", f"needs a {'/'.join(kinds)} GPU: {', '.join(d['kernel'] for d in docs)} cannot run here"
+    missing = next((d for d in docs if d["status"] != "ok"), None)
+    return ("failed", missing["error"]) if missing else None
+
+
+def child_request(
+    ws: Workspace, kernel: str, params: dict, impl: str | None = None, builds: list[str] | None = None
+) -> dict:
+    """The request a child process runs on (kopt.workspace.records.ChildRequest); ``impl``: a torch
+    baseline; ``builds``: the build folders of its CUDA/HIP kernels."""
+    libraries = {
+        str(Path(d["kernel"]).resolve()): str(Path(d["library"]).resolve())
+        for d in read_builds(builds or [])
+        if d["status"] == "ok"
+    }
     return {
         "ref": str(ws.ref),
         "kernel": f"torch:{impl}" if impl else str(kernel),
@@ -36,6 +65,7 @@ def child_request(ws: Workspace, kernel: str, params: dict, impl: str | None = N
         "configs_by_device": {"cpu": config_items(ws, ws.cpu_configs), "cuda": config_items(ws, ws.configs)},
         "opts": params.get("bench", {}),
         "inputs": params.get("inputs", {}),
+        "builds": libraries,
     }
 
 

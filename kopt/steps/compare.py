@@ -123,8 +123,8 @@ def diff_size(kernel: str, parent: str | None) -> dict | None:
     reviewer sees how big the change is."""
     import difflib
 
-    if not parent or not Path(parent).is_file() or Path(kernel).suffix != ".py" or Path(parent).suffix != ".py":
-        return None
+    if not parent or not Path(parent).is_file() or Path(kernel).suffix != Path(parent).suffix:
+        return None  # a dispatch's routes, or a CUDA version after a Triton one: no line diff says anything
     a, b = Path(parent).read_text().splitlines(), Path(kernel).read_text().splitlines()
     added = removed = 0
     for line in difflib.unified_diff(a, b, lineterm="", n=0):
@@ -139,11 +139,14 @@ def _experience_entry(
     comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None, gpu: str | None
 ) -> dict:
     """This comparison as an experience-log entry (rule `experience` collects them into the
-    project's store); CPU-interpreter timings teach nothing, so they give none."""
+    project's store); CPU-interpreter timings teach nothing, and a version this machine could not
+    run tried nothing, so they give none."""
     from kopt.loop.experience import entry_from_comparison
 
     if comp.get("evidence"):
         return {"skipped": comp["evidence"]}
+    if comp["decision"] == "skipped":
+        return {"skipped": comp["detail"]}
     bn = "unknown"
     if parent_bottleneck and Path(parent_bottleneck).is_file():
         classes = json.loads(Path(parent_bottleneck).read_text()).get("classes", [])

@@ -5,6 +5,7 @@ roofline and bottleneck per config class with next directions. A misbehaving ker
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,10 +17,10 @@ from kopt.analysis.roofline import point
 from kopt.measure.runner import run_gated
 from kopt.profilers import ncu, rocprof
 from kopt.profilers.gpus import detect_gpu
-from kopt.steps.common import child_request, write_json
+from kopt.steps.common import child_request, read_builds, write_json
 from kopt.workspace.provenance import hashes, now
 from kopt.workspace.records import config_columns
-from kopt.workspace.target import load_workspace
+from kopt.workspace.target import COMPILED, kernel_files, load_workspace
 
 
 def choose_backend(requested: str, device: str) -> str:
@@ -46,22 +47,30 @@ def profile(
     asm_dir: str,
     log: str,
     settings: dict,
+    builds: list[str] | None = None,
 ) -> dict:
     """One child process profiles every class of the version: under Nsight Compute when it is the
-    backend (NVTX-ranged calls), else with torch.profiler (see ``_profiled_run``)."""
+    backend (NVTX-ranged calls), else with torch.profiler (see ``_profiled_run``). ``builds``: the
+    build folders of its CUDA/HIP kernels, whose ptxas resources and SASS join the profile."""
     ws = load_workspace(Path(target).parent, versions=False)
     out, asm = Path(out_dir), Path(asm_dir)
     raw = out / "raw"
     raw.mkdir(parents=True, exist_ok=True)
     asm.mkdir(parents=True, exist_ok=True)
     corr = json.loads(Path(correctness_json).read_text())
-    doc: dict = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "triton": []}
+    doc: dict = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "compiled": []}
+    doc["language"] = language(kernel_files(kernel))
     doc["provenance"] = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
     if corr["status"] != "pass":
         doc.update(status="skipped", error=f"not profiled: correctness {corr['status']}: {corr['error']}")
         write_json(out / "profile.json", doc)
         return doc
-    req = {**child_request(ws, kernel, settings), "raw_dir": str(raw), "asm_dir": str(asm), "calls": settings["calls"]}
+    req = {
+        **child_request(ws, kernel, settings, builds=builds),
+        "raw_dir": str(raw),
+        "asm_dir": str(asm),
+        "calls": settings["calls"],
+    }
     backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
     outcome, backend, doc["tool_note"] = _profiled_run(req, backend, raw, log, settings)
     if not outcome.ok:
@@ -71,18 +80,35 @@ def profile(
     res = outcome.result
     if res["device"] == "cpu":
         backend = "cpu-interpreter"
-    doc.update(device=res["device"], gpu=res["env"].get("gpu"), backend=backend, triton=res["triton"])
+    compiled = res["triton"] + compiled_kernels(builds or [], asm)
+    doc.update(device=res["device"], gpu=res["env"].get("gpu"), backend=backend, compiled=compiled)
     classes = res["classes"]
     for c in classes:
         c.setdefault("hottest", c["kernels"][0] if c.get("kernels") else None)
         c.setdefault("counters", None)
-        c["resources"] = _resources(c, res["triton"])
+        c["resources"] = _resources(c, compiled)
     doc["classes"] = classes
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     doc["asm_files"] = sorted(p.name for p in asm.iterdir())
     doc["provenance"].update(env=res["env"], gate=outcome.gate)
     write_json(out / "profile.json", doc)
     return doc
+
+
+def language(sources: list[Path]) -> str:
+    """What the version's kernels are written in, for the next directions: cuda when any of them
+    is CUDA C++ or HIP, else triton."""
+    return "cuda" if any(p.suffix in COMPILED for p in sources) else "triton"
+
+
+def compiled_kernels(builds: list[str], asm: Path) -> list[dict]:
+    """ptxas's record of every kernel of the version's CUDA builds; their SASS copied into ``asm``."""
+    out = []
+    for b, doc in zip(builds, read_builds(builds), strict=True):
+        out += doc["kernels"]
+        if doc.get("sass"):
+            shutil.copy(Path(b) / doc["sass"], asm / doc["sass"])
+    return out
 
 
 def _profiled_run(req: dict, backend: str, raw: Path, log: str, settings: dict):
@@ -162,12 +188,12 @@ def _rocprof_resources(req: dict, classes: list[dict], raw: Path, log: str, sett
     return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name, not per class"
 
 
-def _resources(c: dict, triton: list[dict]) -> dict:
+def _resources(c: dict, compiled: list[dict]) -> dict:
     """Registers, spills, shared memory, warps and stages of the class's hottest kernel: the
-    profiler's figures first, then the compiled Triton specialisation's."""
+    profiler's figures first, then the compiled kernel's (a Triton specialisation or ptxas's record)."""
     h = c.get("hottest") or {}
     k = c.get("counters") or {}
-    t = _triton_spec(triton, h, k)
+    t = _compiled_spec(compiled, h, k)
     shared = k.get("shared_memory_per_block_bytes")
     if shared is None:
         shared = h.get("shared_memory_bytes") if h.get("shared_memory_bytes") is not None else t.get("shared_bytes")
@@ -180,9 +206,10 @@ def _resources(c: dict, triton: list[dict]) -> dict:
     }
 
 
-def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
-    """The compiled specialisation that ran: same name, and the launch's warps and registers."""
-    same = [m for m in specs if m["name"] == hottest.get("name")] or (specs if len(specs) == 1 else [])
+def _compiled_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
+    """The compiled kernel that ran: same name, and the launch's warps and registers."""
+    name = _base_name(hottest.get("name") or "")
+    same = [m for m in specs if _base_name(m["name"]) == name] or (specs if len(specs) == 1 else [])
     block = hottest.get("block") or []
     threads = 1
     for b in block:
@@ -193,6 +220,12 @@ def _triton_spec(specs: list[dict], hottest: dict, counters: dict) -> dict:
         return (m.get("num_warps") is not None and m["num_warps"] * 32 == threads) + (m.get("n_regs") == regs)
 
     return max(same, key=score) if same else {}
+
+
+def _base_name(kernel: str) -> str:
+    """A kernel's name without return type, parameters and spaces (c++filt, Nsight Compute and
+    torch.profiler print a C++ template kernel differently): ``tk<64>``."""
+    return re.sub(r"^void\s+", "", kernel.split("(")[0]).replace(" ", "")
 
 
 def bottleneck(
@@ -219,7 +252,8 @@ def bottleneck(
     prof_by_class = {c["class"]: c for c in prof["classes"]}
     for cls, rows in df.groupby("config_class", sort=False):
         points = _roofline_points(rows, config_columns(df), hwd["ceilings"], target)
-        doc["classes"].append(_class_bottleneck(cls, points, prof_by_class.get(cls, {}), target))
+        pc = prof_by_class.get(cls, {})
+        doc["classes"].append(_class_bottleneck(cls, points, pc, target, prof.get("language", "triton")))
     doc["target_reached_all"] = bool(doc["classes"]) and all(c["target_reached"] for c in doc["classes"])
     write_json(out_json, doc)
     return doc
@@ -244,7 +278,7 @@ def _roofline_points(rows: pd.DataFrame, cfg_cols: list[str], ceil: dict, target
     return points
 
 
-def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float) -> dict:
+def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float, language: str) -> dict:
     """One class's verdict: from the profiler's counters when it has them, else its roofline."""
     fracs = [p["fraction"] for p in points if p["fraction"] is not None]
     worst = min(fracs) if fracs else None
@@ -271,7 +305,7 @@ def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float) -> 
         "roofline": points,
         "roofline_fraction_min": worst,
         "target_reached": worst is not None and worst >= target,
-        "next_directions": bn.next_directions(verdict["class"], "triton"),
+        "next_directions": bn.next_directions(verdict["class"], language),
         "rules": (k or {}).get("rules", []),
         "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
     }

@@ -65,6 +65,7 @@ class ChildRequest(Closed):
     calls: int | None = None
     tool: str | None = None
     runs: int | None = None  # hardware
+    builds: dict[str, str] = {}  # a CUDA/HIP kernel file -> the shared library its build made
 
 
 class HardwareRequest(Closed):
@@ -148,12 +149,41 @@ class ConfigCheck(Open):
 
 class Correctness(Closed):
     version: str
-    status: Literal["pass", "incorrect", "failed"]
+    status: Literal["pass", "incorrect", "failed", "unsupported"]  # unsupported: needs a GPU this machine lacks
     error: str | None
     device: str | None
     method: str | None
     seeds: Any
     configs: list[ConfigCheck]
+    provenance: Provenance
+
+
+class CompiledKernel(Open):
+    """One kernel of a CUDA build as ptxas reports it (kopt.profilers.ptxas)."""
+
+    name: str
+    mangled: str
+    n_regs: int | None
+    n_spills: int | None
+    shared_bytes: int | None = None
+
+
+class Build(Closed):
+    """results/vN/build/build.json: a CUDA (.cu) or HIP (.hip) version compiled into a shared library."""
+
+    version: str
+    kernel: str
+    status: Literal["ok", "failed", "no-compiler"]
+    error: str | None
+    compiler: str | None
+    arch: str | None
+    arch_from: str | None  # the config, the GPU's compute capability, or a default when none answered
+    command: list[str] | None
+    library: str | None
+    solve: list[str]
+    kernels: list[CompiledKernel]
+    sass: str | None
+    seconds: float | None
     provenance: Provenance
 
 
@@ -185,7 +215,8 @@ class Profile(Closed):
     error: str | None
     backend: str | None
     classes: list[ProfileClass]
-    triton: list[dict]
+    compiled: list[dict]  # Triton specialisations and ptxas's records of CUDA kernels
+    language: str  # triton or cuda (CUDA C++ / HIP): which next directions apply
     provenance: Provenance
     device: str | None = None
     gpu: str | None = None
@@ -332,6 +363,7 @@ class EnvCheck(Closed):
 # config excerpts, validated by config/schemas when the config is read)
 FILES: dict[str, type[BaseModel]] = {
     "v*/correctness.json": Correctness,
+    "v*/build/build.json": Build,
     "baselines/*/correctness.json": Correctness,
     "v*/bench.json": BenchMeta,
     "baselines/*/bench.json": BenchMeta,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-NAMES = ("run", "bench", "profile", "hardware", "bottleneck", "decide", "report")
+NAMES = ("run", "build", "bench", "profile", "hardware", "bottleneck", "decide", "report")
 
 
 def from_config(config: dict, *, gpu: str, kernel_type: str, command: str) -> dict[str, dict]:
@@ -22,6 +22,7 @@ def from_config(config: dict, *, gpu: str, kernel_type: str, command: str) -> di
     run = {k: config[k] for k in ("device", "timeout_s", "gate", "inputs")}
     return {
         "run": run,
+        "build": {"timeout_s": config["timeout_s"], "gpu": gpu, "build": config["build"]},
         "bench": {**run, "bench": config["bench"], "ceiling_margin_pct": config["ceiling_margin_pct"]},
         "profile": {**run, **config["profiler"], "profiler": config["profiler"]["backend"]},
         "hardware": {**run, "gpu": gpu, "ceiling_runs": config["ceiling_runs"]},

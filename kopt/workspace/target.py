@@ -1,4 +1,4 @@
-"""Load and validate a target workspace: target.yaml, ref.py, kernels/vN.{py,yaml}.
+"""Load and validate a target workspace: target.yaml, ref.py, kernels/vN.{py,cu,hip,yaml}.
 
 Pure: yaml + jsonschema only, so the Snakefile can call it at DAG-build time for free.
 Every problem is raised as a WorkspaceError whose message is one line naming the file and
@@ -19,6 +19,9 @@ import yaml
 
 VERSION_RE = re.compile(r"^v(0|[1-9][0-9]*)$")
 ALL = "all"
+# a version's kernel file, by kind: Triton (Python), CUDA C++ and HIP (compiled, called through solve)
+KERNEL_KINDS = {".py": "triton", ".cu": "cuda", ".hip": "hip"}
+COMPILED = (".cu", ".hip")
 
 
 class WorkspaceError(ValueError):
@@ -50,8 +53,9 @@ class Version:
 
     @property
     def kind(self) -> str:
-        """triton (kernels/vN.py) or dispatch (kernels/vN.yaml routes configs to earlier versions)."""
-        return "dispatch" if self.meta.get("dispatch") else "triton"
+        """triton (kernels/vN.py), cuda (vN.cu), hip (vN.hip) or dispatch (kernels/vN.yaml routes
+        configs to earlier versions)."""
+        return "dispatch" if self.meta.get("dispatch") else KERNEL_KINDS[self.kernel.suffix]
 
     @property
     def repair_of(self) -> str | None:
@@ -209,10 +213,18 @@ def _check_dispatch(meta: dict, meta_path: Path, n: int, configs: list[dict]) ->
             raise WorkspaceError(f"{meta_path}: dispatch[{i}].when: {r['when']} matches no config of target.yaml")
 
 
+def version_kernel(kdir: Path, name: str) -> Path:
+    """The file that runs version ``name``: kernels/vN.py, .cu or .hip, else (a dispatching
+    version) kernels/vN.yaml."""
+    for suffix in KERNEL_KINDS:
+        if (kdir / f"{name}{suffix}").is_file():
+            return kdir / f"{name}{suffix}"
+    return kdir / f"{name}.yaml"
+
+
 def kernel_files(kernel: str | Path) -> list[Path]:
     """Every file a version runs: its kernel and, for a dispatching version (kernels/vN.yaml),
-    the kernels its routes use, followed through (a routed vK is kernels/vK.py, or vK.yaml when
-    it dispatches too)."""
+    the kernels its routes use, followed through (a routed vK may dispatch too)."""
     out, todo = [], [Path(kernel)]
     while todo:
         k = todo.pop()
@@ -220,10 +232,18 @@ def kernel_files(kernel: str | Path) -> list[Path]:
             continue
         out.append(k)
         if k.suffix == ".yaml":
-            for r in (_read_yaml(k) or {}).get("dispatch") or []:
-                py = k.parent / f"{r['use']}.py"
-                todo.append(py if py.is_file() else k.parent / f"{r['use']}.yaml")
+            todo += [version_kernel(k.parent, r["use"]) for r in (_read_yaml(k) or {}).get("dispatch") or []]
     return sorted(out)
+
+
+def _kernel_of(kdir: Path, n: int, found: list[Path]) -> Path:
+    """vN's kernel file; two of them (v3.py and v3.cu) is one too many."""
+    kernels = [p for p in found if p.suffix in KERNEL_KINDS]
+    if len(kernels) > 1:
+        raise WorkspaceError(
+            f"{kernels[1]}: v{n} has two kernel files ({', '.join(p.name for p in kernels)}): keep one"
+        )
+    return kernels[0] if kernels else kdir / f"v{n}.py"
 
 
 def discover_versions(root: Path, classes: list[str], configs: list[dict] | None = None) -> list[Version]:
@@ -231,18 +251,18 @@ def discover_versions(root: Path, classes: list[str], configs: list[dict] | None
     kdir = root / "kernels"
     if not kdir.is_dir():
         raise WorkspaceError(f"{kdir}: folder is missing (it holds kernels/v0.py, v0.yaml, ...)")
-    numbers: dict[int, Path] = {}
+    numbers: dict[int, list[Path]] = {}
     for p in sorted(kdir.iterdir()):
-        if p.suffix not in (".py", ".yaml") or p.name.startswith(("_", ".")):
+        if p.suffix not in (*KERNEL_KINDS, ".yaml") or p.name.startswith(("_", ".")):
             continue
         if not VERSION_RE.match(p.stem):
             raise WorkspaceError(f"{p}: not a version name (expected v0, v1, ... without leading zeros)")
-        numbers.setdefault(int(p.stem[1:]), p)
+        numbers.setdefault(int(p.stem[1:]), []).append(p)
     if 0 not in numbers:
         raise WorkspaceError(f"{kdir / 'v0.py'}: file is missing (v0 is the baseline)")
     versions = []
     for n in range(max(numbers) + 1):
-        kernel, meta_path = kdir / f"v{n}.py", kdir / f"v{n}.yaml"
+        kernel, meta_path = _kernel_of(kdir, n, numbers.get(n, [])), kdir / f"v{n}.yaml"
         if n not in numbers:
             raise WorkspaceError(f"{kernel}: file is missing (versions must be numbered without gaps)")
         if n > 0 and not meta_path.is_file():

@@ -16,7 +16,8 @@ from tests.helpers import _tree, copy_project, snakemake
 pytestmark = pytest.mark.e2e
 
 
-VERSIONS = [f"v{i}" for i in range(7)]  # v4 is incorrect on purpose, v5 its repair, v6 a split
+# v4 is incorrect on purpose, v5 its repair, v6 a split; v7 (CUDA) needs a GPU: skipped on the CPU
+VERSIONS = [f"v{i}" for i in range(7)]
 
 
 CORRECT = [v for v in VERSIONS if v != "v4"]
@@ -103,8 +104,12 @@ def test_compare_is_a_fold_over_the_chain(project):
     routed_away = sorted({k.split(",")[1] for k, use in v6["dispatch"]["routes"].items() if use != v6["best_before"]})
     assert v6["dispatch"]["new_kernel_classes"] == routed_away  # it targets what it sends to another kernel
     assert v6["decision"] in {"keep", "discard"}
+    v7 = json.loads((project / "results" / "v7" / "compare.json").read_text())  # CUDA, on a machine without a GPU
+    assert (v7["decision"], v7["reason"]) == ("skipped", "needs-gpu") and "needs a CUDA GPU" in v7["detail"]
+    assert v7["best_before"] == v7["best_after"] == v6["best_after"] and v7["state"] == v6["state"]
+    assert v7["experience"] == {"skipped": v7["detail"]}
     state = json.loads((project / "results" / "state.json").read_text())
-    assert state["after"] == "v6" and state["best"] == v6["best_after"]
+    assert state["after"] == "v7" and state["best"] == v6["best_after"]
     for cur in comps[1:]:
         if cur["version"] != "v4":
             assert len(cur["per_class"]) == 3 and len(cur["per_config"]) == 3
@@ -189,21 +194,21 @@ def test_second_run_does_nothing(project):
 
 
 def test_a_broken_new_version_costs_no_earlier_result(project):
-    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-6]/**/*") if p.is_file()}
+    before = {p: p.read_bytes() for p in (project / "results").glob("v[0-7]/**/*") if p.is_file()}
     kernels = project / "examples" / "softmax" / "kernels"
-    (kernels / "v7.py").write_text("def run_kernel(x, y):\n    raise ValueError('v7 is broken')\n")
-    (kernels / "v7.yaml").write_text("parent: v1\nhypothesis: broken on purpose\nrationale: a test\nexpected: failed\n")
+    (kernels / "v8.py").write_text("def run_kernel(x, y):\n    raise ValueError('v8 is broken')\n")
+    (kernels / "v8.yaml").write_text("parent: v1\nhypothesis: broken on purpose\nrationale: a test\nexpected: failed\n")
     try:
-        p = snakemake(project, "results/v7/compare.json")
+        p = snakemake(project, "results/v8/compare.json")
         assert p.returncode == 0, p.stdout + p.stderr
-        comp = json.loads((project / "results" / "v7" / "compare.json").read_text())
+        comp = json.loads((project / "results" / "v8" / "compare.json").read_text())
         assert comp["decision"] == "discard" and comp["reason"] == "failed"
-        assert "ValueError: v7 is broken" in comp["detail"]
-        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-6]/**/*") if p.is_file()}
+        assert "ValueError: v8 is broken" in comp["detail"]
+        after = {p: p.read_bytes() for p in (project / "results").glob("v[0-7]/**/*") if p.is_file()}
         assert after == before
     finally:
-        (kernels / "v7.py").unlink()
-        (kernels / "v7.yaml").unlink()
+        (kernels / "v8.py").unlink()
+        (kernels / "v8.yaml").unlink()
 
 
 def test_malformed_target_stops_before_any_run(project):

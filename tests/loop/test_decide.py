@@ -91,6 +91,13 @@ P = Params(noise_pct=1.0, max_consecutive_regressions=5)
             0,
         ),
         (
+            "a version this machine cannot run (CUDA without a GPU) is skipped and moves no counter",
+            [cand("v0"), cand("v1", 100.6, 100), cand("v2", status="unsupported"), cand("v3", 100.4, 100)],
+            ["baseline", "discard", "skipped", "discard"],
+            "v0",
+            1,  # v1 and v3 are still "twice in a row": v2 is not between them
+        ),
+        (
             "the class delta is a geometric mean",  # 0.5 and 2.0 -> geomean 1.0 on class A: tie
             [cand("v0"), cand("v1", 50, 100, a2=200)],
             ["baseline", "discard"],

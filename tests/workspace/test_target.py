@@ -21,8 +21,9 @@ def ws(tmp_path) -> Path:
 
 def test_example_loads():
     w = load_workspace(EXAMPLE)
-    assert [v.name for v in w.versions] == [f"v{i}" for i in range(7)]
+    assert [v.name for v in w.versions] == [f"v{i}" for i in range(8)]
     assert w.version("v5").repair_of == "v4" and w.version("v6").kind == "dispatch"
+    assert w.version("v7").kind == "cuda" and w.version("v1").kind == "triton"
     assert w.classes(w.configs) == ["N=256", "N=2048", "N=16384"]
     assert w.version("v3").target_classes == ["N=256"] and w.version("v1").target_classes is None
     assert w.seeds == 3 and w.tolerance(w.configs[0]) == {"atol": 1e-6, "rtol": 1e-5}
@@ -69,7 +70,11 @@ def _sub(path: Path, old: str, new: str):
         (lambda w: (w / "kernels" / "v1.yaml").unlink(), "kernels/v1.yaml: file is missing"),
         (
             lambda w: shutil.copy(w / "kernels" / "v1.py", w / "kernels" / "v9.py"),
-            "kernels/v7.py: file is missing (versions must be numbered without gaps)",
+            "kernels/v8.py: file is missing (versions must be numbered without gaps)",
+        ),
+        (
+            lambda w: shutil.copy(w / "kernels" / "v1.py", w / "kernels" / "v7.py"),
+            "kernels/v7.py: v7 has two kernel files (v7.cu, v7.py): keep one",
         ),
         (
             lambda w: shutil.copy(w / "kernels" / "v1.py", w / "kernels" / "v01.py"),
@@ -127,7 +132,7 @@ def test_missing_folder(tmp_path):
 @pytest.mark.parametrize(
     "meta,msg",
     [
-        ("parent: v1\nhypothesis: x\nrationale: y\n", r"v7\.yaml: expected: required"),
+        ("parent: v1\nhypothesis: x\nrationale: y\n", r"v8\.yaml: expected: required"),
         ("parent: v1\nhypothesis: x\nrationale: y\nexpected: z\nrepair_of: v9\n", r"repair_of: v9 is not an earlier"),
         (
             "parent: v1\nhypothesis: x\nrationale: y\nexpected: z\n"
@@ -142,8 +147,8 @@ def test_missing_folder(tmp_path):
     ],
 )
 def test_version_metadata_errors(ws, meta, msg):
-    (ws / "kernels" / "v7.yaml").write_text(meta)
+    (ws / "kernels" / "v8.yaml").write_text(meta)
     if "dispatch" not in meta:
-        shutil.copy(ws / "kernels" / "v1.py", ws / "kernels" / "v7.py")
+        shutil.copy(ws / "kernels" / "v1.py", ws / "kernels" / "v8.py")
     with pytest.raises(WorkspaceError, match=msg):
         load_workspace(ws)

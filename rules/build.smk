@@ -1,0 +1,15 @@
+rule build:
+    """A CUDA (.cu) or HIP (.hip) version compiled into a shared library: compiler log, ptxas resources, SASS."""
+    input:
+        settings=SETTINGS["build"],
+        kernel=kernel_of,
+    output:
+        build=directory("results/{version}/build"),
+    log:
+        "results/logs/{version}/build.log",
+    benchmark:
+        "results/benchmarks/{version}/build.tsv"
+    conda:
+        "../envs/kopt.yaml"
+    script:
+        "../scripts/build.py"
