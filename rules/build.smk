@@ -2,6 +2,7 @@ rule build:
     """A CUDA (.cu) or HIP (.hip) version compiled into a shared library: compiler log, ptxas resources, SASS."""
     input:
         settings=SETTINGS["build"],
+        owner="results/workspace.json",  # whose tree this is, written before any version's folder
         kernel=kernel_of,
     output:
         build=directory("results/{version}/build"),
