@@ -5,14 +5,25 @@
 
 include: "rules/common.smk"
 include: "rules/settings.smk"
-include: "rules/build.smk"
-include: "rules/correctness.smk"
-include: "rules/bench.smk"
+
+
+if WS.command is None:  # Triton, CUDA and HIP versions, judged against ref.py
+
+    include: "rules/build.smk"
+    include: "rules/correctness.smk"
+    include: "rules/bench.smk"
+    include: "rules/profile.smk"
+    include: "rules/baseline.smk"
+
+else:  # a target of kind command: commits judged by a fixed benchmark command
+
+    include: "rules/command.smk"
+
+
 include: "rules/hardware.smk"
-include: "rules/profile.smk"
+include: "rules/bottleneck.smk"
 include: "rules/compare.smk"
 include: "rules/experience.smk"
-include: "rules/baseline.smk"
 include: "rules/report.smk"
 
 

@@ -38,30 +38,60 @@ def _owned(a):
     return ws, from_results(a.workspace, a.results)
 
 
+NEW_META = (
+    "# Fill these in before running (TODO is refused): what changes and why, the evidence\n"
+    "# (profile, roofline, bottleneck.json), and which metric should move and how far.\n"
+    'hypothesis: "TODO"\n'
+    'rationale: "TODO"\n'
+    'expected: "TODO"\n'
+    "target_class: all\n"
+    "# strategy: an id from kopt/analysis/data/strategies.yaml (see `kopt experience recommend`)\n"
+)
+
+
 def cmd_new(a) -> int:
     ws, command = _owned(a)
     st = latest(a.results, [v.name for v in ws.versions])
     base = a.from_version or (st or {}).get("best") or ws.versions[-1].name
     src = ws.version(base)
+    n = len(ws.versions)
+    if ws.command is not None:
+        return _new_attempt(ws, Path(a.results), base, n, command)
     if src.kind == "dispatch":
         raise WorkspaceError(
             f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels (--from)"
         )
-    n = len(ws.versions)
     kdir = ws.root / "kernels"
     new_py, new_yaml = kdir / f"v{n}{src.kernel.suffix}", kdir / f"v{n}.yaml"
     shutil.copy(src.kernel, new_py)
-    new_yaml.write_text(
-        f"parent: {base}\n"
-        "# Fill these in before running (TODO is refused): what changes and why, the evidence\n"
-        "# (profile, roofline, bottleneck.json), and which metric should move and how far.\n"
-        'hypothesis: "TODO"\n'
-        'rationale: "TODO"\n'
-        'expected: "TODO"\n'
-        "target_class: all\n"
-        "# strategy: an id from kopt/analysis/data/strategies.yaml (see `kopt experience recommend`)\n"
-    )
+    new_yaml.write_text(f"parent: {base}\n" + NEW_META)
     print(f"wrote {new_py} (a copy of {base}) and {new_yaml}; edit both, then:")
+    print(f"  {for_target(command, f'results/v{n}/compare.json')}")
+    return 0
+
+
+def _new_attempt(ws, results: Path, base: str, n: int, command: str) -> int:
+    """A command target: branch kopt/vN with its worktree attempts/vN at the base version's code
+    (its commit, with its patch committed on the branch), and kernels/vN.yaml naming the branch."""
+    from kopt.steps.command import CommandError, git
+
+    built = results / base / "build" / "build.json"
+    if not built.is_file():
+        raise WorkspaceError(f"{built}: {base} is not built yet, so its commit is unknown: run the graph first")
+    doc = json.loads(built.read_text())
+    branch, dest = f"kopt/v{n}", (ws.root / "attempts" / f"v{n}").resolve()
+    try:
+        git(ws.command.repository, "worktree", "add", "-b", branch, str(dest), doc["commit"])
+        if doc.get("patch"):
+            git(ws.command.repository, "apply", str(Path(doc["patch"]).resolve()), cwd=dest)
+            who = ["-c", "user.name=kopt", "-c", "user.email=kopt@localhost"]
+            git(ws.command.repository, *who, "commit", "-qam", f"kopt: {base}'s patch", cwd=dest)
+    except CommandError as e:
+        raise WorkspaceError(f"{ws.command.repository}: {e}") from None
+    meta = ws.root / "kernels" / f"v{n}.yaml"
+    meta.write_text(f"parent: {base}\ncommit: {branch}\n" + NEW_META)
+    print(f"made branch {branch} at {base}'s code, checked out in {dest}, and wrote {meta}.")
+    print(f"Commit your change on {branch} there, fill in {meta.name}, then:")
     print(f"  {for_target(command, f'results/v{n}/compare.json')}")
     return 0
 

@@ -2,7 +2,7 @@ rule baseline:
     """The reference in torch eager and torch.compile, checked and timed like a version."""
     input:
         settings=SETTINGS["bench"],
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
         hardware=HARDWARE_JSON,
         reference="results/reference.json",

@@ -6,7 +6,7 @@ rule bench:
         kernel=kernel_of,
         sources=sources_of,
         builds=builds_of,
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",
         hardware=HARDWARE_JSON,

@@ -63,6 +63,20 @@ def ws_file(name):
     return str(WS.root / name)
 
 
+# what versions are judged against: ref.py, or a command target's target.yaml (its fixed command)
+REF = str(WS.ref)
+# the torch baselines the reports compare with: none for a command target (no ref.py to run)
+BASELINE_FILES = (
+    expand(
+        "results/baselines/{impl}/{file}",
+        impl=["eager", "compile"],
+        file=["bench.csv", "correctness.json"],
+    )
+    if WS.command is None
+    else []
+)
+
+
 def kernel_of(wildcards):
     return str(WS.version(wildcards.version).kernel)
 
@@ -77,12 +91,22 @@ def sources_of(wildcards):
 
 
 def builds_of(wildcards):
-    """The build folders of the CUDA/HIP kernels a version runs (rule `build`): none for Triton."""
+    """The build folders (made by the build rule) of the CUDA/HIP kernels a version runs; none for Triton."""
     return [
         f"results/{Path(p).stem}/build"
         for p in sources_of(wildcards)
         if Path(p).suffix in COMPILED
     ]
+
+
+def parent_build(wildcards):
+    """A command target's patch applies on its parent's commit: the parent's build folder."""
+    v = WS.version(wildcards.version)
+    return (
+        {"parent_build": f"results/{v.parent}/build"}
+        if "patch" in v.meta and v.parent
+        else {}
+    )
 
 
 def parent_files(wildcards):

@@ -8,7 +8,7 @@ rule compare:
         kernel=kernel_of,
         sources=sources_of,
         meta=meta_of,
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",
         bench="results/{version}/bench.csv",

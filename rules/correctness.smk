@@ -4,7 +4,7 @@ rule reference:
         fresh=rebuilt_if_stale("results/reference.json"),
         settings=SETTINGS["run"],
         owner="results/workspace.json",
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
     output:
         json="results/reference.json",
@@ -26,7 +26,7 @@ rule correctness:
         kernel=kernel_of,
         sources=sources_of,
         builds=builds_of,
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
         reference="results/reference.json",
     output:

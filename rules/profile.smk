@@ -5,7 +5,7 @@ rule profile:
         kernel=kernel_of,
         sources=sources_of,
         builds=builds_of,
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
         correctness="results/{version}/correctness.json",
     output:
@@ -21,22 +21,3 @@ rule profile:
         gpu=1,
     script:
         "../scripts/profile_rule.py"
-
-
-rule bottleneck:
-    """Roofline per config and the bottleneck per config class, with next directions."""
-    input:
-        settings=SETTINGS["bottleneck"],
-        profile="results/{version}/profile",
-        bench="results/{version}/bench.csv",
-        hardware=HARDWARE_JSON,
-    output:
-        json="results/{version}/bottleneck.json",
-    log:
-        "results/logs/{version}/bottleneck.log",
-    benchmark:
-        "results/benchmarks/{version}/bottleneck.tsv"
-    conda:
-        "../envs/kopt.yaml"
-    script:
-        "../scripts/bottleneck_rule.py"

@@ -19,7 +19,7 @@ rule settings:
 rule owner:
     """Whose results tree this is: checked before every run, `kopt status` and `kopt new`."""
     input:
-        ref=ws_file("ref.py"),
+        ref=REF,
         target=ws_file("target.yaml"),
     output:
         json="results/workspace.json",

@@ -50,18 +50,30 @@ def nvtx_class(stack: str | None, prefix: str = CLASS_RANGE) -> str | None:
     return found
 
 
-def command(ncu: str, log_file: str, kernel_regex: str | None = None) -> list[str]:
+def command(ncu: str, log_file: str, kernel_regex: str | None = None, in_range: bool = True) -> list[str]:
     """The ncu prefix: every kernel launched inside a ``kopt-profile`` NVTX range (one call per
-    config class, after warm-up, each in its ``kopt-class`` range), optionally only those whose
-    name matches ``kernel_regex``."""
+    config class, after warm-up, each in its ``kopt-class`` range; ``in_range`` False: every
+    launch, for an external command), optionally only those whose name matches ``kernel_regex``."""
     cmd = [ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"]
     for s in SECTIONS:
         cmd += ["--section", s]
     cmd += ["--metrics", ",".join(METRICS)]
-    cmd += ["--nvtx", "--nvtx-include", f"{NVTX_RANGE}/", "--target-processes", "all", "--log-file", log_file]
+    cmd += ["--nvtx", *(["--nvtx-include", f"{NVTX_RANGE}/"] if in_range else [])]
+    cmd += ["--target-processes", "all", "--log-file", log_file]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
     return cmd
+
+
+def timing_command(ncu: str, log_file: str, kernel_regex: str) -> list[str]:
+    """The ncu prefix for an external benchmark command (a ``command`` target): only the GPU time of
+    every launch whose name matches ``kernel_regex``, in any process the command starts; NVTX
+    ranges are recorded so launches inside ``kopt-class <class>`` ranges are told apart."""
+    return [
+        *[ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"],
+        *["--cache-control", "none", "--metrics", "gpu__time_duration.sum", "--nvtx"],
+        *["--target-processes", "all", "--kernel-name", f"regex:{kernel_regex}", "--log-file", log_file],
+    ]
 
 
 def number(text: str | None) -> float | None:

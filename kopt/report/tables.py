@@ -51,6 +51,7 @@ def performance_rows(res: Results) -> list[dict]:
                 "date": (v.compare.get("provenance") or {}).get("created", "")[:10],
                 "version": v.name,
                 "hash": ((v.compare.get("provenance") or {}).get("kernel_sha256") or "")[:12],
+                "commit": ((v.compare.get("provenance") or {}).get("commit") or "")[:12],
                 "status": v.decision,
                 "command": for_target(res.command, f"results/{v.name}/compare.json"),
                 "target": ", ".join(tc) if isinstance(tc, list) else tc,

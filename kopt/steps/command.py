@@ -9,7 +9,9 @@ problem is one line naming the version's file and what git or the command said.
 from __future__ import annotations
 
 import glob
+import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -24,7 +26,8 @@ class CommandError(RuntimeError):
     """A version whose worktree cannot be made or whose command fails; one line."""
 
 
-def _git(repo: Path, *args: str, cwd: Path | None = None) -> str:
+def git(repo: Path, *args: str, cwd: Path | None = None) -> str:
+    """``git -C`` the repository (or ``cwd``, one of its worktrees); a failure is one line."""
     r = subprocess.run(["git", "-C", str(cwd or repo), *args], capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         raise CommandError(f"git {' '.join(args[:2])}: {(r.stderr or r.stdout).strip().splitlines()[0]}")
@@ -35,15 +38,16 @@ def make_worktree(repo: Path, dest: Path, source: Source, parent_commit: str | N
     """A fresh detached worktree of ``repo`` at ``dest``: the source's commit, or the parent's commit
     with the patch applied. Returns what was built (commit, patch hash); ``where`` names the file
     a problem is reported against."""
+    dest = dest.resolve()  # git -C repo would read a relative path inside the user's checkout
     if dest.exists():
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(dest)], capture_output=True)
     subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
     base = source.commit if source.commit is not None else parent_commit
     try:
-        sha = _git(repo, "rev-parse", "--verify", f"{base}^{{commit}}")
-        _git(repo, "worktree", "add", "--detach", str(dest), sha)
+        sha = git(repo, "rev-parse", "--verify", f"{base}^{{commit}}")
+        git(repo, "worktree", "add", "--detach", str(dest), sha)
         if source.patch is not None:
-            _git(repo, "apply", "--whitespace=nowarn", str(source.patch.resolve()), cwd=dest)
+            git(repo, "apply", "--whitespace=nowarn", str(source.patch.resolve()), cwd=dest)
     except CommandError as e:
         raise CommandError(f"{where}: {e}") from None
     patch = {"patch": str(source.patch), "patch_sha256": sha256_file(source.patch)} if source.patch else {}
@@ -57,16 +61,27 @@ class Run:
     csv_files: list[Path]
 
 
-def run_command(spec: CommandSpec, worktree: Path, log: Path, timeout_s: float) -> Run:
-    """The fixed command once, by the shell, in ``worktree``; its output appended to ``log``. CSVs
-    matching ``spec.csv`` from an earlier run are removed first, so a run that writes none has none."""
+def run_command(
+    spec: CommandSpec, worktree: Path, log: Path, timeout_s: float, env: dict | None = None, prefix: str = ""
+) -> Run:
+    """The fixed command once, by the shell, in ``worktree`` (``prefix``: a profiler in front of it;
+    ``env``: the gate's GPU binding); its output appended to ``log``. CSVs matching ``spec.csv``
+    from an earlier run are removed first, so a run that writes none has none."""
     for old in glob.glob(str(worktree / spec.csv)):
         Path(old).unlink()
     t0 = time.perf_counter()
     with open(log, "a") as out:
-        out.write(f"$ (cd {worktree} && {spec.command})\n")
+        out.write(f"$ (cd {worktree} && {prefix}{spec.command})\n")
         out.flush()
-        proc = subprocess.Popen(spec.command, shell=True, cwd=worktree, stdout=out, stderr=out, start_new_session=True)
+        proc = subprocess.Popen(
+            prefix + spec.command,
+            shell=True,
+            cwd=worktree,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
         try:
             code: int | None = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -75,3 +90,341 @@ def run_command(spec: CommandSpec, worktree: Path, log: Path, timeout_s: float) 
             code = None
     files = sorted(Path(p) for p in glob.glob(str(worktree / spec.csv)))
     return Run(code, time.perf_counter() - t0, files)
+
+
+# --- the rules of rules/command.smk ----------------------------------------------------------
+
+
+def _workspace(target: str):
+    from kopt.workspace.target import load_workspace
+
+    return load_workspace(Path(target).parent, versions=False)
+
+
+def build(*, version: str, target: str, meta: str, parent_build: str | None, out_dir: str, log: str) -> dict:
+    """Rule `build`: the version's worktree under ``out_dir``/worktree and build.json (its commit)."""
+    import yaml
+
+    from kopt.steps.common import write_json
+    from kopt.workspace.command import version_source
+    from kopt.workspace.provenance import now
+
+    ws, out, meta_path = _workspace(target), Path(out_dir), Path(meta)
+    source = version_source(yaml.safe_load(meta_path.read_text()), meta_path, int(version[1:]))
+    parent = json.loads((Path(parent_build) / "build.json").read_text()) if parent_build else {}
+    doc = _build_doc(version, meta, sha256_file(meta_path))
+    t0 = time.perf_counter()
+    try:
+        if source.patch is not None and parent.get("status") != "ok":
+            raise CommandError(f"{meta}: patch: its parent {source.parent} has no commit ({parent.get('error')})")
+        doc.update(make_worktree(ws.command.repository, out / "worktree", source, parent.get("commit"), meta_path))
+        doc["status"] = "ok"
+    except CommandError as e:
+        doc["error"] = str(e)
+    doc.update(
+        seconds=round(time.perf_counter() - t0, 2), provenance={"kernel_sha256": doc.pop("_sha"), "created": now()}
+    )
+    Path(log).write_text(f"{version}: build {doc['status']}: {doc['error'] or doc['commit']}\n")
+    write_json(out / "build.json", doc)
+    return doc
+
+
+def _build_doc(version: str, meta: str, sha: str) -> dict:
+    """build.json of a command version before it is built (kopt.workspace.records.Build)."""
+    empty = dict.fromkeys(("error", "compiler", "arch", "arch_from", "command", "library", "sass", "commit"))
+    return {"version": version, "kernel": meta, "status": "failed", **empty, "solve": [], "kernels": [], "_sha": sha}
+
+
+def _runs(ws, build_doc: dict, settings: dict, log: str, repeats: int, keep: Path) -> tuple[list[Run], dict]:
+    """The command ``repeats`` times in the version's worktree, behind the GPU gate; each run's
+    CSVs (joined into one) kept as ``keep``/run<i>.csv. (runs, gate record)"""
+    import pandas as pd
+
+    from kopt.loop.gate import acquire
+
+    env, gate = acquire(settings.get("gate"), settings.get("device", "auto"))
+    wt = Path(build_doc["worktree"])
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    runs = []
+    for i in range(repeats):
+        runs.append(run_command(ws.command, wt, Path(log), settings["timeout_s"], env=env))
+        if runs[-1].exit_code != 0 or not runs[-1].csv_files:
+            break
+        pd.concat([pd.read_csv(f) for f in runs[-1].csv_files]).to_csv(keep / f"run{i}.csv", index=False)
+    return runs, gate
+
+
+def _run_problem(meta: str, runs: list[Run], timeout_s: float, log: str) -> str | None:
+    """Why the command's runs give no result (exit code, time limit, no CSV), in one line; None if they do."""
+    last = runs[-1]
+    if last.exit_code is None:
+        return f"{meta}: the command ran past the time limit ({timeout_s} s)"
+    if last.exit_code != 0:
+        tail = [ln for ln in Path(log).read_text().splitlines() if ln.strip()][-1:]
+        return f"{meta}: the command exited with {last.exit_code}: {tail[0] if tail else ''}"
+    if not last.csv_files:
+        return f"{meta}: the command wrote no CSV matching the target's csv:"
+    return None
+
+
+def _device(settings: dict) -> str:
+    from kopt.profilers.gpus import detect_gpu
+
+    return "cuda" if settings.get("device") != "cpu" and detect_gpu(settings.get("device", "auto")) else "cpu"
+
+
+def _judged(ws, meta: str, build_doc: dict, settings: dict, log: str, repeats: int, keep: Path):
+    """(records per config, error, gate record): the command's runs in the version's worktree,
+    each run's CSVs copied under ``keep`` (the next run removes them), read together."""
+    from kopt.loop.gate import GateTimeout
+    from kopt.profilers import command_csv
+    from kopt.workspace.target import WorkspaceError
+
+    if build_doc["status"] != "ok":
+        return [], build_doc["error"], None
+    try:
+        runs, gate = _runs(ws, build_doc, settings, log, repeats, keep)
+    except GateTimeout as e:
+        return [], f"gate: {e}", None
+    problem = _run_problem(meta, runs, settings["timeout_s"], log)
+    if problem:
+        return [], problem, gate
+    try:
+        files = sorted(keep.glob("run*.csv"))
+        return command_csv.read(files, ws.command), None, gate
+    except (WorkspaceError, ValueError) as e:
+        return [], f"{meta}: {e}", gate
+
+
+def correctness(*, version: str, target: str, build: str, out_json: str, out_md: str, log: str, settings: dict):
+    """Rule `correctness`: the command once; exit code, its CSV, and every error column within the
+    tolerance on every config (pass), else incorrect naming the first failing config, or failed."""
+    from kopt.report.render import render
+    from kopt.steps.common import write_json
+    from kopt.workspace.provenance import hashes, now
+
+    ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
+    meta = b["kernel"]
+    records, err, gate = _judged(ws, meta, b, settings, log, 1, Path(out_json).parent / "command_runs" / "correctness")
+    configs = [_check_row(r) for r in records]
+    bad = next((c for c in configs if c["result"] != "PASS"), None)
+    status = "failed" if err else ("incorrect" if bad else "pass")
+    err = err or (f"config {bad['key']}: {bad['reason']}" if bad else None)
+    device = _device(settings)
+    doc = {"version": version, "status": status, "error": err, "device": device, "method": "command", "seeds": 0}
+    prov = {**hashes(meta, ws.ref, ws.target, settings), "created": now(), "gate": gate, "commit": b.get("commit")}
+    doc.update(configs=configs, provenance=prov)
+    write_json(out_json, doc)
+    md = render(
+        "correctness.md.j2",
+        version=version,
+        status={"pass": "pass", "incorrect": "fail"}.get(status, status),
+        error=err,
+        kernel=f"{meta} (commit {b.get('commit')})",
+        ref=str(ws.ref),
+        device=device,
+        seeds=0,
+        configs=configs,
+        provenance=prov,
+    )
+    Path(out_md).write_text(md)
+    return doc
+
+
+def _check_row(r: dict) -> dict:
+    """A config's correctness record from its CSV record: PASS when every error column passed."""
+    worst = max(r["errors"].values()) if r["errors"] else None
+    return {
+        "config": r["config"],
+        "key": r["key"],
+        "class": r["class"],
+        "result": "PASS" if r["ok"] else "FAIL",
+        "reason": r["reason"],
+        "seeds": [],
+        "max_abs": worst,
+        "errors": r["errors"],
+    }
+
+
+def _under_ncu(ws, build_doc: dict, settings: dict, log: str, wrapper: list[str]) -> Run:
+    """The command once under Nsight Compute (``wrapper``), behind the gate."""
+    import shlex
+
+    from kopt.loop.gate import acquire
+
+    env, _ = acquire(settings.get("gate"), settings.get("device", "auto"))
+    prefix = " ".join(shlex.quote(w) for w in wrapper) + " "
+    return run_command(
+        ws.command, Path(build_doc["worktree"]), Path(log), settings["timeout_s"], env=env, prefix=prefix
+    )
+
+
+def _launches_by_class(csv: Path) -> dict[str, list[dict]]:
+    """ncu's launches of the target kernel: per ``kopt-class`` NVTX range when the command marks
+    its configs so, else all under ``*``."""
+    from kopt.profilers import ncu
+
+    out: dict[str, list[dict]] = {}
+    for ln in ncu.parse(csv.read_text()):
+        out.setdefault(ln.get("class") or "*", []).append(ln)
+    return out
+
+
+def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
+    """The target kernel's mean GPU time per launch (µs) from one run under Nsight Compute, per
+    class or for all (``*``), and a note on where the deciding time came from."""
+    from kopt.profilers import ncu
+
+    if not ws.command.kernel:
+        return {}, "no kernel: pattern in target.yaml: the script's time column decides"
+    if not shutil.which(settings.get("ncu", "ncu")):
+        return {}, "no Nsight Compute here: the script's time column decides"
+    raw.mkdir(parents=True, exist_ok=True)
+    csv = raw / "ncu_timing.csv"
+    run = _under_ncu(
+        ws, build_doc, settings, log, ncu.timing_command(settings.get("ncu", "ncu"), str(csv), ws.command.kernel)
+    )
+    if run.exit_code != 0 or not csv.is_file():
+        return {}, f"the command failed under Nsight Compute (exit {run.exit_code}): the script's time column decides"
+    by = {c: [ln["duration_us"] for ln in lns if ln.get("duration_us")] for c, lns in _launches_by_class(csv).items()}
+    means = {c: sum(v) / len(v) for c, v in by.items() if v}
+    scope = "per config class (kopt-class ranges)" if set(means) - {"*"} else "over all configs (no kopt-class ranges)"
+    return means, f"Nsight Compute: mean GPU time per launch of /{ws.command.kernel}/, {scope}"
+
+
+def bench(
+    *,
+    version: str,
+    target: str,
+    build: str,
+    correctness_json: str,
+    out_csv: str,
+    out_samples: str,
+    out_meta: str,
+    log: str,
+    settings: dict,
+):
+    """Rule `bench`: the command ``repeats`` times (its time column: the script's clock) and once
+    under Nsight Compute (the target kernel's GPU time per launch: the clock that decides)."""
+    import pandas as pd
+
+    from kopt.steps.common import write_json
+    from kopt.workspace.provenance import hashes, now
+    from kopt.workspace.records import BENCH_COLUMNS
+
+    ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
+    corr, out = json.loads(Path(correctness_json).read_text()), Path(out_csv).parent
+    device = corr["device"]
+    method = "command" if device == "cuda" else "cpu-command"
+    note, gpu = "not timed", {}
+    if corr["status"] != "pass":
+        why = f"not timed: correctness {corr['status']}: {corr['error']}"
+        rows = [_cells(c, "skipped", device, method, why) for c in corr["configs"]]
+        records = []
+    else:
+        records, err, _ = _judged(ws, b["kernel"], b, settings, log, ws.command.repeats, out / "command_runs" / "bench")
+        if device == "cuda" and not err:
+            gpu, note = kernel_gpu_us(ws, b, settings, log, out / "command_runs" / "ncu")
+        rows = [_bench_row(r, device, method, gpu) for r in records] or [
+            _cells(c, "failed", device, method, err) for c in corr["configs"]
+        ]
+    cols = list(corr["configs"][0]["config"]) if corr["configs"] else []
+    df = pd.DataFrame(rows, columns=cols + BENCH_COLUMNS)
+    df.to_csv(out_csv, index=False)
+    samples = [{"config_key": r["key"], "sample": i, "us": t} for r in records for i, t in enumerate(r["times_us"])]
+    pd.DataFrame(samples, columns=["config_key", "sample", "us", "host_us", "seed", "set"]).to_csv(
+        out_samples, index=False
+    )
+    prov = {**hashes(b["kernel"], ws.ref, ws.target, settings), "created": now(), "commit": b.get("commit")}
+    timing = {"method": method, "repeats": ws.command.repeats, "command": ws.command.command, "deciding_clock": note}
+    write_json(out_meta, {"version": version, "device": device, "timing": timing, "provenance": prov})
+    return df
+
+
+def _cells(c: dict, status: str, device: str, method: str, error: str | None) -> dict:
+    return {
+        **c["config"],
+        "config_key": c["key"],
+        "config_class": c["class"],
+        "status": status,
+        "device": device,
+        "method": method,
+        "error": error,
+    }
+
+
+def _bench_row(r: dict, device: str, method: str, gpu: dict[str, float]) -> dict:
+    """A config's bench.csv row: the median of its runs' time column, and the kernel's GPU time."""
+    import numpy as np
+
+    t = np.asarray(r["times_us"])
+    row = _cells(
+        r, "ok" if r["ok"] else "failed", device, method, None if r["ok"] else f"config {r['key']}: {r['reason']}"
+    )
+    row.update(median_us=r["median_us"], p20_us=float(np.percentile(t, 20)), p80_us=float(np.percentile(t, 80)))
+    row.update(n_samples=len(t), profiler_us=gpu.get(r["class"], gpu.get("*")))
+    return row
+
+
+def profile(*, version: str, target: str, build: str, correctness_json: str, out_dir: str, log: str, settings: dict):
+    """Rule `profile`: the command once under Nsight Compute with its sections, the target kernel's
+    launches per config class (``kopt-class`` NVTX ranges) or shared by every class; skipped
+    without a GPU or without ncu, saying so."""
+    from kopt.profilers import ncu
+    from kopt.steps.common import write_json
+    from kopt.workspace.provenance import hashes, now
+
+    ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
+    corr, out = json.loads(Path(correctness_json).read_text()), Path(out_dir)
+    raw = out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    doc = {"version": version, "status": "skipped", "error": None, "backend": None, "classes": [], "compiled": []}
+    doc.update(language="cuda", provenance={**hashes(b["kernel"], ws.ref, ws.target, settings), "created": now()})
+    exe = settings.get("ncu", "ncu")
+    if corr["status"] != "pass":
+        doc["error"] = f"not profiled: correctness {corr['status']}: {corr['error']}"
+    elif corr["device"] != "cuda" or not shutil.which(exe):
+        doc["error"] = "not profiled: no GPU or no Nsight Compute on this machine"
+    else:
+        csv = raw / "ncu_details.csv"
+        run = _under_ncu(ws, b, settings, log, ncu.command(exe, str(csv), ws.command.kernel, in_range=False))
+        if run.exit_code != 0 or not csv.is_file():
+            doc.update(status="failed", error=f"the command failed under Nsight Compute (exit {run.exit_code})")
+        else:
+            doc.update(status="ok", backend="ncu", classes=_profiled_classes(corr["configs"], _launches_by_class(csv)))
+    doc["raw_files"] = sorted(p.name for p in raw.iterdir())
+    write_json(out / "profile.json", doc)
+    return doc
+
+
+def _profiled_classes(configs: list[dict], launches: dict[str, list[dict]]) -> list[dict]:
+    """One profile record per config class: its own launches, else every launch of the kernel."""
+    from kopt.profilers import ncu
+
+    out = []
+    for c in {c["class"]: c for c in configs}.values():
+        mine = launches.get(c["class"]) or [ln for lns in launches.values() for ln in lns]
+        longest = max(mine, key=lambda ln: ln.get("duration_us") or 0.0) if mine else None
+        kernels = ncu.per_kernel(mine) if mine else []
+        resources = {
+            "registers_per_thread": (longest or {}).get("registers_per_thread"),
+            "spills": None,
+            "shared_memory_bytes": (longest or {}).get("shared_memory_per_block_bytes"),
+            "warps": (longest or {}).get("warps_per_block"),
+            "stages": None,
+        }
+        out.append(
+            {
+                "class": c["class"],
+                "config": c["config"],
+                "key": c["key"],
+                "kernels": kernels,
+                "hottest": kernels[0] if kernels else None,
+                "counters": longest,
+                "resources": resources,
+                "ncu_launches": len(mine),
+                "shared_by_classes": c["class"] not in launches,
+            }
+        )
+    return out

@@ -33,7 +33,7 @@ def candidate(
             status = "failed"
             reason = str(failed["error"].iloc[0]) if len(failed) else "benchmark produced no valid median"
     ok = status == "pass"
-    evidence = not (len(df) and (df["method"] == "cpu-interpreter").any())
+    evidence = not (len(df) and df["method"].astype(str).str.startswith("cpu-").any())
     gate_timeout = bool(reason and str(reason).startswith("gate:"))
     routes = None
     if meta.get("dispatch"):
@@ -111,8 +111,11 @@ def compare(
             for c in bneck["classes"]
         }
     comp["diff"] = diff_size(kernel, parent_kernel)
+    corr_prov = json.loads(Path(correctness_json).read_text()).get("provenance") or {}
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
-    gpu = ((json.loads(Path(correctness_json).read_text()).get("provenance") or {}).get("env") or {}).get("gpu")
+    if corr_prov.get("commit"):  # a command target's version: the commit its worktree was built at
+        comp["provenance"]["commit"] = corr_prov["commit"]
+    gpu = (corr_prov.get("env") or {}).get("gpu")
     comp["experience"] = _experience_entry(comp, ws, df, parent_bottleneck, meta.get("strategy"), gpu)
     write_json(out_json, _clean(comp))
     return comp

@@ -169,7 +169,8 @@ class CompiledKernel(Open):
 
 
 class Build(Closed):
-    """results/vN/build/build.json: a CUDA (.cu) or HIP (.hip) version compiled into a shared library."""
+    """results/vN/build/build.json: a CUDA (.cu) or HIP (.hip) version compiled into a shared
+    library, or a command target's version checked out into its own git worktree."""
 
     version: str
     kernel: str
@@ -185,6 +186,10 @@ class Build(Closed):
     sass: str | None
     seconds: float | None
     provenance: Provenance
+    commit: str | None = None  # a command target's version: the commit its worktree is at
+    patch: str | None = None  # ... and the patch applied on it
+    patch_sha256: str | None = None
+    worktree: str | None = None
 
 
 class BenchMeta(Closed):

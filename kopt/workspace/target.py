@@ -53,9 +53,13 @@ class Version:
 
     @property
     def kind(self) -> str:
-        """triton (kernels/vN.py), cuda (vN.cu), hip (vN.hip) or dispatch (kernels/vN.yaml routes
-        configs to earlier versions)."""
-        return "dispatch" if self.meta.get("dispatch") else KERNEL_KINDS[self.kernel.suffix]
+        """triton (kernels/vN.py), cuda (vN.cu), hip (vN.hip), dispatch (kernels/vN.yaml routes
+        configs to earlier versions) or command (vN.yaml names a commit or a patch)."""
+        if self.meta.get("dispatch"):
+            return "dispatch"
+        if "commit" in self.meta or "patch" in self.meta:
+            return "command"
+        return KERNEL_KINDS[self.kernel.suffix]
 
     @property
     def repair_of(self) -> str | None:
@@ -81,10 +85,13 @@ class Workspace:
     seeds: int
     dtype_column: str
     versions: list[Version]
+    command: Any = None  # kopt.workspace.command.CommandSpec for a target of kind command
 
     @property
     def ref(self) -> Path:
-        return self.root / "ref.py"
+        """What versions are judged against: ref.py, or for a command target its target.yaml (the
+        fixed command, its CSV and error columns)."""
+        return self.target if self.command is not None else self.root / "ref.py"
 
     @property
     def target(self) -> Path:
@@ -281,15 +288,7 @@ def discover_versions(root: Path, classes: list[str], configs: list[dict] | None
             kernel = meta_path  # the composed kernel is described by the metadata
         elif not kernel.is_file():
             raise WorkspaceError(f"{kernel}: file is missing (its metadata {meta_path.name} exists)")
-        if n > 0:
-            for key in ("hypothesis", "rationale", "expected"):
-                val = str(meta.get(key) or "").strip()
-                if not val or val.upper().startswith("TODO"):
-                    raise WorkspaceError(f"{meta_path}: {key}: required for every version but v0 (write it, not TODO)")
-        for key in ("parent", "repair_of"):
-            ref = meta.get(key)
-            if ref is not None and int(ref[1:]) >= n:
-                raise WorkspaceError(f"{meta_path}: {key}: {ref} is not an earlier version")
+        _check_written(meta, meta_path, n)
         _check_dispatch(meta, meta_path, n, configs)
         v = Version(f"v{n}", n, kernel, meta_path, meta)
         for tc in v.target_classes or []:
@@ -305,6 +304,9 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
     root = Path(path)
     if not root.is_dir():
         raise WorkspaceError(f"{root}: workspace folder does not exist")
+    raw = _read_yaml(root / "target.yaml")
+    if isinstance(raw, dict) and raw.get("kind") == "command":
+        return _command_workspace(root, raw, versions)
     if not (root / "ref.py").is_file():
         raise WorkspaceError(f"{root / 'ref.py'}: file is missing (it defines setup() and reference())")
     t = load_target(root)
@@ -340,3 +342,49 @@ def route_for(routes: list[dict], cfg: dict) -> str:
         if _matches(when, cfg):
             return r["use"]
     raise WorkspaceError(f"no dispatch route for {cfg} (the last entry must be a default)")
+
+
+def _command_workspace(root: Path, data: dict, versions: bool) -> Workspace:
+    """A target of kind command (kopt.workspace.command): no ref.py, no configs of its own (the
+    command's CSV names them), versions that name a commit or a patch."""
+    from kopt.workspace.command import load_spec
+
+    spec = load_spec(data, root / "target.yaml")
+    found = discover_command_versions(root) if versions else []
+    return Workspace(root, data.get("name", root.name), [], [], spec.class_by, {}, 0, "dtype", found, spec)
+
+
+def discover_command_versions(root: Path) -> list[Version]:
+    """kernels/v0.yaml, v1.yaml, ... of a command target: each a commit or a patch (vN.diff) on its parent."""
+    from kopt.workspace.command import version_source
+
+    kdir = root / "kernels"
+    names = sorted(int(p.stem[1:]) for p in kdir.glob("v*.yaml") if VERSION_RE.match(p.stem)) if kdir.is_dir() else []
+    if not names or names[0] != 0:
+        raise WorkspaceError(f"{kdir / 'v0.yaml'}: file is missing (v0 names the baseline commit)")
+    versions = []
+    for n in range(names[-1] + 1):
+        meta_path = kdir / f"v{n}.yaml"
+        if not meta_path.is_file():
+            raise WorkspaceError(f"{meta_path}: file is missing (versions must be numbered without gaps)")
+        meta = _read_yaml(meta_path)
+        if not isinstance(meta, dict):
+            raise WorkspaceError(f"{meta_path}: (top level): must be a mapping")
+        validate(meta, "version.schema.yaml", meta_path)
+        _check_written(meta, meta_path, n)
+        version_source(meta, meta_path, n)
+        versions.append(Version(f"v{n}", n, meta_path, meta_path, meta))
+    return versions
+
+
+def _check_written(meta: dict, meta_path: Path, n: int) -> None:
+    """Every version but v0 says what it tries (no TODO); parent and repair_of name earlier versions."""
+    if n > 0:
+        for key in ("hypothesis", "rationale", "expected"):
+            val = str(meta.get(key) or "").strip()
+            if not val or val.upper().startswith("TODO"):
+                raise WorkspaceError(f"{meta_path}: {key}: required for every version but v0 (write it, not TODO)")
+    for key in ("parent", "repair_of"):
+        ref = meta.get(key)
+        if ref is not None and int(ref[1:]) >= n:
+            raise WorkspaceError(f"{meta_path}: {key}: {ref} is not an earlier version")
