@@ -50,16 +50,21 @@ def nvtx_class(stack: str | None, prefix: str = CLASS_RANGE) -> str | None:
     return found
 
 
-def command(ncu: str, log_file: str, kernel_regex: str | None = None, in_range: bool = True) -> list[str]:
+def command(
+    ncu: str, log_file: str, kernel_regex: str | None = None, in_range: bool = True, launches: int | None = None
+) -> list[str]:
     """The ncu prefix: every kernel launched inside a ``kopt-profile`` NVTX range (one call per
     config class, after warm-up, each in its ``kopt-class`` range; ``in_range`` False: every
-    launch, for an external command), optionally only those whose name matches ``kernel_regex``."""
+    launch, for an external command, or its first ``launches``), optionally only those whose name
+    matches ``kernel_regex``."""
     cmd = [ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"]
     for s in SECTIONS:
         cmd += ["--section", s]
     cmd += ["--metrics", ",".join(METRICS)]
     cmd += ["--nvtx", *(["--nvtx-include", f"{NVTX_RANGE}/"] if in_range else [])]
     cmd += ["--target-processes", "all", "--log-file", log_file]
+    if launches:
+        cmd += ["--launch-count", str(launches)]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
     return cmd

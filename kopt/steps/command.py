@@ -22,6 +22,11 @@ from kopt.workspace.command import CommandSpec, Source
 from kopt.workspace.provenance import sha256_file
 
 
+# a benchmark command may launch its kernel thousands of times (do_bench): the profile with all
+# sections replays only the first ones (each replay costs milliseconds); the timing run sees all
+PROFILED_LAUNCHES = 20
+
+
 class CommandError(RuntimeError):
     """A version whose worktree cannot be made or whose command fails; one line."""
 
@@ -388,7 +393,8 @@ def profile(*, version: str, target: str, build: str, correctness_json: str, out
         doc["error"] = "not profiled: no GPU or no Nsight Compute on this machine"
     else:
         csv = raw / "ncu_details.csv"
-        run = _under_ncu(ws, b, settings, log, ncu.command(exe, str(csv), ws.command.kernel, in_range=False))
+        wrapper = ncu.command(exe, str(csv), ws.command.kernel, in_range=False, launches=PROFILED_LAUNCHES)
+        run = _under_ncu(ws, b, settings, log, wrapper)
         if run.exit_code != 0 or not csv.is_file():
             doc.update(status="failed", error=f"the command failed under Nsight Compute (exit {run.exit_code})")
         else:
