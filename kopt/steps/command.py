@@ -11,16 +11,29 @@ from __future__ import annotations
 import glob
 import json
 import os
+import platform
+import shlex
 import shutil
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
-from kopt.workspace.command import CommandSpec, Source
-from kopt.workspace.provenance import sha256_file
+import numpy as np
+import pandas as pd
+import yaml
 
+from kopt.loop.gate import GateTimeout, acquire
+from kopt.profilers import command_csv, ncu
+from kopt.profilers.gpus import detect_gpu
+from kopt.report.render import render
+from kopt.steps.common import write_json
+from kopt.workspace.command import CommandSpec, Source, version_source
+from kopt.workspace.provenance import hashes, library_versions, now, sha256_file
+from kopt.workspace.records import BENCH_COLUMNS
+from kopt.workspace.target import WorkspaceError, load_workspace
 
 # a benchmark command may launch its kernel thousands of times (do_bench): the profile with all
 # sections replays only the first ones (each replay costs milliseconds); the timing run sees all
@@ -101,19 +114,12 @@ def run_command(
 
 
 def _workspace(target: str):
-    from kopt.workspace.target import load_workspace
 
     return load_workspace(Path(target).parent, versions=False)
 
 
 def build(*, version: str, target: str, meta: str, parent_build: str | None, out_dir: str, log: str) -> dict:
     """Rule `build`: the version's worktree under ``out_dir``/worktree and build.json (its commit)."""
-    import yaml
-
-    from kopt.steps.common import write_json
-    from kopt.workspace.command import version_source
-    from kopt.workspace.provenance import now
-
     ws, out, meta_path = _workspace(target), Path(out_dir), Path(meta)
     source = version_source(yaml.safe_load(meta_path.read_text()), meta_path, int(version[1:]))
     parent = json.loads((Path(parent_build) / "build.json").read_text()) if parent_build else {}
@@ -143,10 +149,6 @@ def _build_doc(version: str, meta: str, sha: str) -> dict:
 def _runs(ws, build_doc: dict, settings: dict, log: str, repeats: int, keep: Path) -> tuple[list[Run], dict]:
     """The command ``repeats`` times in the version's worktree, behind the GPU gate; each run's
     CSVs (joined into one) kept as ``keep``/run<i>.csv. (runs, gate record)"""
-    import pandas as pd
-
-    from kopt.loop.gate import acquire
-
     env, gate = acquire(settings.get("gate"), settings.get("device", "auto"))
     wt = Path(build_doc["worktree"])
     shutil.rmtree(keep, ignore_errors=True)
@@ -174,7 +176,6 @@ def _run_problem(meta: str, runs: list[Run], timeout_s: float, log: str) -> str 
 
 
 def _device(settings: dict) -> str:
-    from kopt.profilers.gpus import detect_gpu
 
     return "cuda" if settings.get("device") != "cpu" and detect_gpu(settings.get("device", "auto")) else "cpu"
 
@@ -182,9 +183,6 @@ def _device(settings: dict) -> str:
 def _judged(ws, meta: str, build_doc: dict, settings: dict, log: str, repeats: int, keep: Path):
     """(records per config, error, gate record): the command's runs in the version's worktree,
     each run's CSVs copied under ``keep`` (the next run removes them), read together."""
-    from kopt.loop.gate import GateTimeout
-    from kopt.profilers import command_csv
-    from kopt.workspace.target import WorkspaceError
 
     if build_doc["status"] != "ok":
         return [], build_doc["error"], None
@@ -205,9 +203,6 @@ def _judged(ws, meta: str, build_doc: dict, settings: dict, log: str, repeats: i
 def correctness(*, version: str, target: str, build: str, out_json: str, out_md: str, log: str, settings: dict):
     """Rule `correctness`: the command once; exit code, its CSV, and every error column within the
     tolerance on every config (pass), else incorrect naming the first failing config, or failed."""
-    from kopt.report.render import render
-    from kopt.steps.common import write_json
-    from kopt.workspace.provenance import hashes, now
 
     ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
     meta = b["kernel"]
@@ -219,6 +214,7 @@ def correctness(*, version: str, target: str, build: str, out_json: str, out_md:
     device = _device(settings)
     doc = {"version": version, "status": status, "error": err, "device": device, "method": "command", "seeds": 0}
     prov = {**hashes(meta, ws.ref, ws.target, settings), "created": now(), "gate": gate, "commit": b.get("commit")}
+    prov.update(command=ws.command.command, env=_environment(settings))
     doc.update(configs=configs, provenance=prov)
     write_json(out_json, doc)
     md = render(
@@ -235,6 +231,26 @@ def correctness(*, version: str, target: str, build: str, out_json: str, out_md:
     )
     Path(out_md).write_text(md)
     return doc
+
+
+def _environment(settings: dict) -> dict:
+    """What the command ran on: the GPU, the Python and package versions (torch and triton read from
+    their metadata, not imported)."""
+
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    gpu = detect_gpu(settings.get("device", "auto"))
+    return {
+        "gpu": gpu,
+        "python": platform.python_version(),
+        "torch": version("torch"),
+        "triton": version("triton"),
+        "libraries": library_versions(),
+    }
 
 
 def _check_row(r: dict) -> dict:
@@ -254,10 +270,6 @@ def _check_row(r: dict) -> dict:
 
 def _under_ncu(ws, build_doc: dict, settings: dict, log: str, wrapper: list[str]) -> Run:
     """The command once under Nsight Compute (``wrapper``), behind the gate."""
-    import shlex
-
-    from kopt.loop.gate import acquire
-
     env, _ = acquire(settings.get("gate"), settings.get("device", "auto"))
     prefix = " ".join(shlex.quote(w) for w in wrapper) + " "
     return run_command(
@@ -268,7 +280,6 @@ def _under_ncu(ws, build_doc: dict, settings: dict, log: str, wrapper: list[str]
 def _launches_by_class(csv: Path) -> dict[str, list[dict]]:
     """ncu's launches of the target kernel: per ``kopt-class`` NVTX range when the command marks
     its configs so, else all under ``*``."""
-    from kopt.profilers import ncu
 
     out: dict[str, list[dict]] = {}
     for ln in ncu.parse(csv.read_text()):
@@ -279,7 +290,6 @@ def _launches_by_class(csv: Path) -> dict[str, list[dict]]:
 def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
     """The target kernel's mean GPU time per launch (µs) from one run under Nsight Compute, per
     class or for all (``*``), and a note on where the deciding time came from."""
-    from kopt.profilers import ncu
 
     if not ws.command.kernel:
         return {}, "no kernel: pattern in target.yaml: the script's time column decides"
@@ -312,12 +322,6 @@ def bench(
 ):
     """Rule `bench`: the command ``repeats`` times (its time column: the script's clock) and once
     under Nsight Compute (the target kernel's GPU time per launch: the clock that decides)."""
-    import pandas as pd
-
-    from kopt.steps.common import write_json
-    from kopt.workspace.provenance import hashes, now
-    from kopt.workspace.records import BENCH_COLUMNS
-
     ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
     corr, out = json.loads(Path(correctness_json).read_text()), Path(out_csv).parent
     device = corr["device"]
@@ -361,7 +365,6 @@ def _cells(c: dict, status: str, device: str, method: str, error: str | None) ->
 
 def _bench_row(r: dict, device: str, method: str, gpu: dict[str, float]) -> dict:
     """A config's bench.csv row: the median of its runs' time column, and the kernel's GPU time."""
-    import numpy as np
 
     t = np.asarray(r["times_us"])
     row = _cells(
@@ -376,9 +379,6 @@ def profile(*, version: str, target: str, build: str, correctness_json: str, out
     """Rule `profile`: the command once under Nsight Compute with its sections, the target kernel's
     launches per config class (``kopt-class`` NVTX ranges) or shared by every class; skipped
     without a GPU or without ncu, saying so."""
-    from kopt.profilers import ncu
-    from kopt.steps.common import write_json
-    from kopt.workspace.provenance import hashes, now
 
     ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
     corr, out = json.loads(Path(correctness_json).read_text()), Path(out_dir)
@@ -406,7 +406,6 @@ def profile(*, version: str, target: str, build: str, correctness_json: str, out
 
 def _profiled_classes(configs: list[dict], launches: dict[str, list[dict]]) -> list[dict]:
     """One profile record per config class: its own launches, else every launch of the kernel."""
-    from kopt.profilers import ncu
 
     out = []
     for c in {c["class"]: c for c in configs}.values():
