@@ -12,6 +12,7 @@ import glob
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import signal
@@ -26,7 +27,7 @@ import pandas as pd
 import yaml
 
 from kopt.loop.gate import GateTimeout, acquire
-from kopt.profilers import command_csv, ncu
+from kopt.profilers import command_csv, ncu, rocprof
 from kopt.profilers.gpus import detect_gpu
 from kopt.report.render import render
 from kopt.steps.common import write_json
@@ -268,8 +269,8 @@ def _check_row(r: dict) -> dict:
     }
 
 
-def _under_ncu(ws, build_doc: dict, settings: dict, log: str, wrapper: list[str]) -> Run:
-    """The command once under Nsight Compute (``wrapper``), behind the gate."""
+def _under_profiler(ws, build_doc: dict, settings: dict, log: str, wrapper: list[str]) -> Run:
+    """The command once under a profiler (``wrapper``: Nsight Compute or rocprofv3), behind the gate."""
     env, _ = acquire(settings.get("gate"), settings.get("device", "auto"))
     prefix = " ".join(shlex.quote(w) for w in wrapper) + " "
     return run_command(
@@ -288,24 +289,45 @@ def _launches_by_class(csv: Path) -> dict[str, list[dict]]:
 
 
 def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
-    """The target kernel's mean GPU time per launch (µs) from one run under Nsight Compute, per
-    class or for all (``*``), and a note on where the deciding time came from."""
-
+    """The target kernel's mean GPU time per launch (µs) from one run under Nsight Compute (per
+    class with ``kopt-class`` ranges, else for all: ``*``) or rocprofv3's kernel trace (for all;
+    untested here, no AMD GPU), and a note on where the deciding time came from."""
     if not ws.command.kernel:
         return {}, "no kernel: pattern in target.yaml: the script's time column decides"
-    if not shutil.which(settings.get("ncu", "ncu")):
-        return {}, "no Nsight Compute here: the script's time column decides"
     raw.mkdir(parents=True, exist_ok=True)
+    if shutil.which(settings.get("ncu", "ncu")):
+        return _ncu_gpu_us(ws, build_doc, settings, log, raw)
+    if shutil.which(settings.get("rocprofv3", "rocprofv3")):
+        return _rocprof_gpu_us(ws, build_doc, settings, log, raw)
+    return {}, "no Nsight Compute or rocprofv3 here: the script's time column decides"
+
+
+def _ncu_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
     csv = raw / "ncu_timing.csv"
-    run = _under_ncu(
-        ws, build_doc, settings, log, ncu.timing_command(settings.get("ncu", "ncu"), str(csv), ws.command.kernel)
-    )
+    wrapper = ncu.timing_command(settings.get("ncu", "ncu"), str(csv), ws.command.kernel)
+    run = _under_profiler(ws, build_doc, settings, log, wrapper)
     if run.exit_code != 0 or not csv.is_file():
         return {}, f"the command failed under Nsight Compute (exit {run.exit_code}): the script's time column decides"
     by = {c: [ln["duration_us"] for ln in lns if ln.get("duration_us")] for c, lns in _launches_by_class(csv).items()}
     means = {c: sum(v) / len(v) for c, v in by.items() if v}
     scope = "per config class (kopt-class ranges)" if set(means) - {"*"} else "over all configs (no kopt-class ranges)"
     return means, f"Nsight Compute: mean GPU time per launch of /{ws.command.kernel}/, {scope}"
+
+
+def _rocprof_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
+    run = _under_profiler(
+        ws, build_doc, settings, log, rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(raw))
+    )
+    traces = sorted(raw.rglob("*kernel_trace.csv"))
+    if run.exit_code != 0 or not traces:
+        return {}, f"the command failed under rocprofv3 (exit {run.exit_code}): the script's time column decides"
+    pattern = re.compile(ws.command.kernel)
+    mine = [k for k in rocprof.parse_kernel_trace(traces[0].read_text()) if pattern.search(k["name"])]
+    launches = sum(k["launches"] for k in mine)
+    if not launches:
+        return {}, f"rocprofv3 saw no kernel matching /{ws.command.kernel}/: the script's time column decides"
+    mean = sum(k["total_us"] for k in mine) / launches
+    return {"*": mean}, f"rocprofv3: mean GPU time per launch of /{ws.command.kernel}/, over all configs"
 
 
 def bench(
@@ -394,7 +416,7 @@ def profile(*, version: str, target: str, build: str, correctness_json: str, out
     else:
         csv = raw / "ncu_details.csv"
         wrapper = ncu.command(exe, str(csv), ws.command.kernel, in_range=False, launches=PROFILED_LAUNCHES)
-        run = _under_ncu(ws, b, settings, log, wrapper)
+        run = _under_profiler(ws, b, settings, log, wrapper)
         if run.exit_code != 0 or not csv.is_file():
             doc.update(status="failed", error=f"the command failed under Nsight Compute (exit {run.exit_code})")
         else:

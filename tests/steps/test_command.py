@@ -63,3 +63,42 @@ def test_the_command_runs_in_the_worktree_its_csv_is_found_and_a_hang_is_killed(
     hang = CommandSpec(repo, "sleep 30", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1)
     killed = run_command(hang, tmp_path / "wt", tmp_path / "log", timeout_s=1)
     assert killed.exit_code is None and killed.csv_files == [] and killed.seconds < 10  # the old CSV went first
+
+
+def test_the_deciding_clock_without_nvidia_tools_comes_from_rocprofv3s_kernel_trace(repo, tmp_path, monkeypatch):
+    """A stand-in rocprofv3 on PATH (no AMD GPU here): it writes the hand-made kernel trace of
+    tests/fixtures/profiles (two softmax_one_pass launches of 250 µs) and runs the command."""
+    from kopt.steps.command import kernel_gpu_us
+    from kopt.workspace.command import CommandSpec
+    from tests.helpers import FIXTURES
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    fake = tools / "rocprofv3"
+    trace = FIXTURES / "profiles" / "rocprofv3_kernel_trace.csv"
+    fake.write_text(
+        f'#!/bin/sh\nwhile [ "$1" != "--" ]; do [ "$1" = -d ] && d=$2; shift; done; shift\n'
+        f'mkdir -p "$d" && cp {trace} "$d/kopt_kernel_trace.csv" && exec "$@"\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    spec = CommandSpec(
+        repo, "python3 bench.py > out.csv", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, "softmax", 1
+    )
+    make_worktree(repo, tmp_path / "wt", Source("HEAD", None, None), None, Path("v0.yaml"))
+    ws = type("Ws", (), {"command": spec})()
+    settings = {
+        "ncu": "no-such-ncu",
+        "rocprofv3": "rocprofv3",
+        "timeout_s": 60,
+        "gate": {"enabled": False},
+        "device": "auto",
+    }
+    means, note = kernel_gpu_us(
+        ws, {"worktree": str(tmp_path / "wt")}, settings, str(tmp_path / "log"), tmp_path / "raw"
+    )
+    assert means == {"*": 250.0} and note == "rocprofv3: mean GPU time per launch of /softmax/, over all configs"
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert kernel_gpu_us(ws, {"worktree": str(tmp_path / "wt")}, settings, str(tmp_path / "log"), tmp_path / "raw")[
+        1
+    ].startswith("no Nsight Compute or rocprofv3 here")
