@@ -290,7 +290,7 @@ def _launches_by_class(csv: Path) -> dict[str, list[dict]]:
 
 def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
     """The target kernel's mean GPU time per launch (µs) from one run under Nsight Compute (per
-    class with ``kopt-class`` ranges, else for all: ``*``) or rocprofv3's kernel trace (for all;
+    NVTX range ``kopt-class <config key or class>``, else for all: ``*``) or rocprofv3's kernel trace (for all;
     untested here, no AMD GPU), and a note on where the deciding time came from."""
     if not ws.command.kernel:
         return {}, "no kernel: pattern in target.yaml: the script's time column decides"
@@ -310,7 +310,11 @@ def _ncu_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tup
         return {}, f"the command failed under Nsight Compute (exit {run.exit_code}): the script's time column decides"
     by = {c: [ln["duration_us"] for ln in lns if ln.get("duration_us")] for c, lns in _launches_by_class(csv).items()}
     means = {c: sum(v) / len(v) for c, v in by.items() if v}
-    scope = "per config class (kopt-class ranges)" if set(means) - {"*"} else "over all configs (no kopt-class ranges)"
+    scope = (
+        "per kopt-class range (a config or a class)"
+        if set(means) - {"*"}
+        else "over all configs (no kopt-class ranges)"
+    )
     return means, f"Nsight Compute: mean GPU time per launch of /{ws.command.kernel}/, {scope}"
 
 
@@ -393,7 +397,7 @@ def _bench_row(r: dict, device: str, method: str, gpu: dict[str, float]) -> dict
         r, "ok" if r["ok"] else "failed", device, method, None if r["ok"] else f"config {r['key']}: {r['reason']}"
     )
     row.update(median_us=r["median_us"], p20_us=float(np.percentile(t, 20)), p80_us=float(np.percentile(t, 80)))
-    row.update(n_samples=len(t), profiler_us=gpu.get(r["class"], gpu.get("*")))
+    row.update(n_samples=len(t), profiler_us=gpu.get(r["key"], gpu.get(r["class"], gpu.get("*"))))
     return row
 
 

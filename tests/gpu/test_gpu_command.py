@@ -75,7 +75,9 @@ def test_a_command_version_is_gated_timed_by_the_kernels_gpu_time_and_profiled(w
     print(df[["config_key", "status", "median_us", "profiler_us"]].to_string(), "\n", note)
     assert (df["status"] == "ok").all() and (df["method"] == "command").all()
     if shutil.which("ncu"):
-        assert note == "Nsight Compute: mean GPU time per launch of /softmax/, per config class (kopt-class ranges)"
+        assert (
+            note == "Nsight Compute: mean GPU time per launch of /softmax/, per kopt-class range (a config or a class)"
+        )
         assert df["profiler_us"].notna().all() and (df["profiler_us"] > 0).all()
         assert df["profiler_us"].nunique() == 2  # each class its own kernel time
         prof = command.profile(**common, correctness_json=str(r / "correctness.json"), out_dir=str(r / "profile"))

@@ -102,3 +102,18 @@ def test_the_deciding_clock_without_nvidia_tools_comes_from_rocprofv3s_kernel_tr
     assert kernel_gpu_us(ws, {"worktree": str(tmp_path / "wt")}, settings, str(tmp_path / "log"), tmp_path / "raw")[
         1
     ].startswith("no Nsight Compute or rocprofv3 here")
+
+
+def test_launches_are_told_apart_by_their_kopt_class_ranges_and_a_row_takes_the_closest(tmp_path):
+    from kopt.steps.command import _bench_row, _launches_by_class
+    from tests.helpers import NVTX_PROBE
+
+    csv = tmp_path / "ncu.csv"
+    csv.write_text(NVTX_PROBE.read_text().replace(":class N=", ":kopt-class N="))  # the H100 probe's launches
+    by = _launches_by_class(csv)
+    assert sorted(by) == ["N=2048", "N=256"] and len(by["N=256"]) == 1 and len(by["N=2048"]) == 2
+    rec = {"config": {"N": 256}, "key": "N=256,M=4", "class": "N=256", "ok": True, "reason": None}
+    rec.update(times_us=[3.0, 5.0], median_us=4.0)
+    assert _bench_row(rec, "cuda", "command", {"N=256,M=4": 1.0, "N=256": 2.0, "*": 3.0})["profiler_us"] == 1.0
+    assert _bench_row(rec, "cuda", "command", {"N=256": 2.0, "*": 3.0})["profiler_us"] == 2.0
+    assert _bench_row(rec, "cuda", "command", {"*": 3.0})["profiler_us"] == 3.0
