@@ -71,21 +71,19 @@ def cmd_new(a) -> int:
 
 
 def _new_attempt(ws, results: Path, base: str, n: int, command: str) -> int:
-    """A command target: branch kopt/vN with its worktree attempts/vN at the base version's code
-    (its commit, with its patch committed on the branch), and kernels/vN.yaml naming the branch."""
+    """A command target: branch kopt/vN with its worktree attempts/vN at the base version's commit
+    (a patched version's includes its patch), and kernels/vN.yaml naming the branch."""
     from kopt.steps.command import CommandError, git
 
     built = results / base / "build" / "build.json"
     if not built.is_file():
         raise WorkspaceError(f"{built}: {base} is not built yet, so its commit is unknown: run the graph first")
     doc = json.loads(built.read_text())
+    if doc["status"] != "ok":
+        raise WorkspaceError(f"{built}: {base} did not build ({doc['error']}): start from another version (--from)")
     branch, dest = f"kopt/v{n}", (ws.root / "attempts" / f"v{n}").resolve()
     try:
         git(ws.command.repository, "worktree", "add", "-b", branch, str(dest), doc["commit"])
-        if doc.get("patch"):
-            git(ws.command.repository, "apply", str(Path(doc["patch"]).resolve()), cwd=dest)
-            who = ["-c", "user.name=kopt", "-c", "user.email=kopt@localhost"]
-            git(ws.command.repository, *who, "commit", "-qam", f"kopt: {base}'s patch", cwd=dest)
     except CommandError as e:
         raise WorkspaceError(f"{ws.command.repository}: {e}") from None
     meta = ws.root / "kernels" / f"v{n}.yaml"

@@ -1,12 +1,13 @@
 # A target of kind command (kopt/workspace/command.py): each version is a commit, or a patch on its
 # parent's, of a git repository, judged by one fixed benchmark command. These rules make the same
-# files as the Triton/CUDA rules, so bottleneck, compare and the reports serve both.
+# files as the Triton/CUDA rules, so bottleneck, compare and the reports serve both. The command
+# runs in the version's worktree (build's output), one run at a time (a lock beside it).
 
 
 rule build:
     """The version's own git worktree: its commit, or its parent's commit with the patch applied."""
     input:
-        unpack(parent_build),
+        unpack(command_sources),
         owner="results/workspace.json",
         meta=meta_of,
         target=ws_file("target.yaml"),
@@ -18,6 +19,8 @@ rule build:
         "results/benchmarks/{version}/build.tsv"
     conda:
         "../envs/kopt.yaml"
+    params:
+        commit=resolved_commit,
     script:
         "../scripts/command.py"
 
@@ -25,12 +28,13 @@ rule build:
 rule correctness:
     """The command once in the worktree: exit code, its CSV, and every error column passing per config."""
     input:
-        settings=SETTINGS["profile"],
+        settings=SETTINGS["run"],
         build="results/{version}/build",
         target=ws_file("target.yaml"),
     output:
         json="results/{version}/correctness.json",
         md="results/{version}/correctness.md",
+        runs=directory("results/{version}/command_runs/correctness"),
     log:
         "results/logs/{version}/correctness.log",
     benchmark:
@@ -54,6 +58,7 @@ rule bench:
         csv="results/{version}/bench.csv",
         samples="results/{version}/bench_samples.csv",
         meta="results/{version}/bench.json",
+        runs=directory("results/{version}/command_runs/bench"),
     log:
         "results/logs/{version}/bench.log",
     benchmark:

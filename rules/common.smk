@@ -99,14 +99,32 @@ def builds_of(wildcards):
     ]
 
 
-def parent_build(wildcards):
-    """A command target's patch applies on its parent's commit: the parent's build folder."""
+def command_sources(wildcards):
+    """What a command target's version is built from: the patch file, the parent's build (a patch
+    applies on its code) and v0's (whose commit has the fixed paths)."""
     v = WS.version(wildcards.version)
-    return (
-        {"parent_build": f"results/{v.parent}/build"}
-        if "patch" in v.meta and v.parent
-        else {}
-    )
+    out = {}
+    if "patch" in v.meta and v.parent:
+        out.update(
+            patch=str(v.meta_path.parent / v.meta["patch"]),
+            parent_build=f"results/{v.parent}/build",
+        )
+    if WS.command.fixed_paths and v.number > 0:
+        out["baseline_build"] = "results/v0/build"
+    return out
+
+
+def resolved_commit(wildcards):
+    """The commit a version's ref names now: a branch that moved rebuilds the version."""
+    from kopt.steps.command import CommandError, git
+
+    ref = WS.version(wildcards.version).meta.get("commit")
+    if ref is None:
+        return ""
+    try:
+        return git(WS.command.repository, "rev-parse", "--verify", f"{ref}^{{commit}}")
+    except CommandError:
+        return f"unresolved {ref}"
 
 
 def parent_files(wildcards):

@@ -9,7 +9,6 @@ doc = build(
     version=snakemake.wildcards.version,
     kernel=snakemake.input.kernel,
     out_dir=snakemake.output.build,
-    log=snakemake.log[0],
     settings=read_settings(snakemake.input.settings),
 )
 print(f"{doc['version']}: build {doc['status']}" + (f": {doc['error']}" if doc["error"] else ""))

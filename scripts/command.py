@@ -12,14 +12,14 @@ if snakemake.rule == "build":
         target=i.target,
         meta=i.meta,
         parent_build=i.get("parent_build"),
+        baseline_build=i.get("baseline_build"),
         out_dir=o.build,
-        log=snakemake.log[0],
     )
 else:
     common = {"version": v, "target": i.target, "build": i.build, "log": snakemake.log[0]}
     settings = read_settings(i.settings)
     if snakemake.rule == "correctness":
-        doc = command.correctness(**common, out_json=o.json, out_md=o.md, settings=settings)
+        doc = command.correctness(**common, out_json=o.json, out_md=o.md, out_runs=o.runs, settings=settings)
     elif snakemake.rule == "bench":
         doc = command.bench(
             **common,
@@ -27,6 +27,7 @@ else:
             out_csv=o.csv,
             out_samples=o.samples,
             out_meta=o.meta,
+            out_runs=o.runs,
             settings=settings,
         )
     else:

@@ -58,4 +58,4 @@ def v7_build(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("v7_build")
     kernel = str(ROOT / "examples" / "softmax" / "kernels" / "v7.cu")
     settings = {"timeout_s": 300, "gpu": "auto", "build": BUILD_DEFAULTS}
-    return {**build(version="v7", kernel=kernel, out_dir=str(out), log=str(out / "log"), settings=settings), "dir": out}
+    return {**build(version="v7", kernel=kernel, out_dir=str(out), settings=settings), "dir": out}

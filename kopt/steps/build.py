@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from kopt.profilers import gpus, ptxas
-from kopt.steps.common import write_json
+from kopt.steps.common import run_group, write_json
 from kopt.workspace.cuda_source import SignatureError, solve_params
 from kopt.workspace.provenance import now, sha256_file
 
@@ -102,7 +102,7 @@ def disassemble(library: Path, compiler: str, out: Path) -> str | None:
     return out.name
 
 
-def build(*, version: str, kernel: str, out_dir: str, log: str, settings: dict) -> dict:
+def build(*, version: str, kernel: str, out_dir: str, settings: dict) -> dict:
     """Compile ``kernel`` into ``out_dir``/vN.so and write ``out_dir``/build.json (kopt.workspace.records.Build)."""
     src, out = Path(kernel), Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -123,16 +123,18 @@ def build(*, version: str, kernel: str, out_dir: str, log: str, settings: dict) 
     library = out / f"{src.stem}.so"
     doc.update(compiler=compiler, command=compile_command(src, library, compiler, doc["arch"], opts["flags"]))
     t0 = time.perf_counter()
-    try:
-        r = subprocess.run(doc["command"], capture_output=True, text=True, timeout=settings["timeout_s"])
-    except subprocess.TimeoutExpired:
-        return _done(doc, out, error=f"{src}: the compiler ran past the time limit ({settings['timeout_s']} s)")
+    compile_log = out / "compile.log"
+    with open(compile_log, "w") as f:
+        f.write(" ".join(doc["command"]) + "\n")
+        f.flush()
+        code = run_group(doc["command"], cwd=None, out=f, timeout_s=settings["timeout_s"])
     doc["seconds"] = round(time.perf_counter() - t0, 2)
-    text = r.stdout + r.stderr
-    Path(log).write_text(" ".join(doc["command"]) + "\n" + text)
-    (out / "compile.log").write_text(" ".join(doc["command"]) + "\n" + text)
-    if r.returncode != 0:
-        return _done(doc, out, error=f"{src}: does not compile: {first_errors(text)}")
+    text = compile_log.read_text()
+    print(text)  # the rule's log (stdout is redirected there)
+    if code is None:
+        return _done(doc, out, error=f"{src}: the compiler ran past the time limit ({settings['timeout_s']} s)")
+    if code != 0:
+        return _done(doc, out, error=f"{src}: does not compile: {first_errors(text.split(chr(10), 1)[-1])}")
     doc.update(library=str(library), kernels=[] if hip else ptxas.parse(text))
     doc["sass"] = None if hip else disassemble(library, compiler, out / f"{src.stem}.sass")
     return _done(doc, out, status="ok")

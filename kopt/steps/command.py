@@ -8,14 +8,13 @@ problem is one line naming the version's file and what git or the command said.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
-import os
 import platform
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from kopt.loop.gate import GateTimeout, acquire
 from kopt.profilers import command_csv, ncu, rocprof
 from kopt.profilers.gpus import detect_gpu
 from kopt.report.render import render
-from kopt.steps.common import write_json
+from kopt.steps.common import config_cells, run_group, write_json
 from kopt.workspace.command import CommandSpec, Source, version_source
 from kopt.workspace.provenance import hashes, library_versions, now, sha256_file
 from kopt.workspace.records import BENCH_COLUMNS
@@ -53,10 +52,15 @@ def git(repo: Path, *args: str, cwd: Path | None = None) -> str:
     return r.stdout.strip()
 
 
+KOPT_AUTHOR = ["-c", "user.name=kopt", "-c", "user.email=kopt@localhost"]
+
+
 def make_worktree(repo: Path, dest: Path, source: Source, parent_commit: str | None, where: Path) -> dict:
-    """A fresh detached worktree of ``repo`` at ``dest``: the source's commit, or the parent's commit
-    with the patch applied. Returns what was built (commit, patch hash); ``where`` names the file
-    a problem is reported against."""
+    """A fresh detached worktree of ``repo`` at ``dest``: the source's commit, or the parent's
+    commit with the patch applied and committed there (detached: no branch of yours moves), so a
+    patch on a patched parent builds on the parent's code. Returns what was built (the commit the
+    worktree is at, the base commit and the patch hash); ``where`` names the file a problem is
+    reported against."""
     dest = dest.resolve()  # git -C repo would read a relative path inside the user's checkout
     if dest.exists():
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(dest)], capture_output=True)
@@ -66,11 +70,32 @@ def make_worktree(repo: Path, dest: Path, source: Source, parent_commit: str | N
         sha = git(repo, "rev-parse", "--verify", f"{base}^{{commit}}")
         git(repo, "worktree", "add", "--detach", str(dest), sha)
         if source.patch is not None:
-            git(repo, "apply", "--whitespace=nowarn", str(source.patch.resolve()), cwd=dest)
+            git(repo, "apply", "--whitespace=nowarn", "--index", str(source.patch.resolve()), cwd=dest)
+            git(repo, *KOPT_AUTHOR, "commit", "-qm", f"kopt: {source.patch.name} on {sha[:12]}", cwd=dest)
     except CommandError as e:
         raise CommandError(f"{where}: {e}") from None
-    patch = {"patch": str(source.patch), "patch_sha256": sha256_file(source.patch)} if source.patch else {}
-    return {"commit": sha, **patch, "worktree": str(dest)}
+    if source.patch is None:
+        return {"commit": sha, "worktree": str(dest)}
+    head = git(repo, "rev-parse", "HEAD", cwd=dest)
+    return {
+        "commit": head,
+        "base_commit": sha,
+        "patch": str(source.patch),
+        "patch_sha256": sha256_file(source.patch),
+        "worktree": str(dest),
+    }
+
+
+def restore_fixed(repo: Path, worktree: Path, paths: list[str], baseline: str, where: Path) -> dict[str, str]:
+    """The benchmark's own files (target.yaml's ``fixed_paths``) as v0's commit has them: a version
+    may change the kernel, never its judge. Their sha256 after the restore, by path."""
+    if not paths:
+        return {}
+    try:
+        git(repo, "checkout", baseline, "--", *paths, cwd=worktree.resolve())
+    except CommandError as e:
+        raise CommandError(f"{where}: fixed_paths: {e}") from None
+    return {p: sha256_file(worktree / p) for p in paths if (worktree / p).is_file()}
 
 
 @dataclass
@@ -84,31 +109,20 @@ def run_command(
     spec: CommandSpec, worktree: Path, log: Path, timeout_s: float, env: dict | None = None, prefix: str = ""
 ) -> Run:
     """The fixed command once, by the shell, in ``worktree`` (``prefix``: a profiler in front of it;
-    ``env``: the gate's GPU binding); its output appended to ``log``. CSVs matching ``spec.csv``
-    from an earlier run are removed first, so a run that writes none has none."""
-    for old in glob.glob(str(worktree / spec.csv)):
-        Path(old).unlink()
-    t0 = time.perf_counter()
-    with open(log, "a") as out:
-        out.write(f"$ (cd {worktree} && {prefix}{spec.command})\n")
-        out.flush()
-        proc = subprocess.Popen(
-            prefix + spec.command,
-            shell=True,
-            cwd=worktree,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            env={**os.environ, **(env or {})},
-        )
-        try:
-            code: int | None = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code = None
-    files = sorted(Path(p) for p in glob.glob(str(worktree / spec.csv)))
-    return Run(code, time.perf_counter() - t0, files)
+    ``env``: the gate's GPU binding); its output appended to ``log``. One run at a time per
+    worktree (a lock beside it: bench and profile of one version may be scheduled together), and
+    CSVs matching ``spec.csv`` from an earlier run are removed first, so a run that writes none has none."""
+    with open(worktree.parent / "run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for old in glob.glob(str(worktree / spec.csv)):
+            Path(old).unlink()
+        t0 = time.perf_counter()
+        with open(log, "a") as out:
+            out.write(f"$ (cd {worktree} && {prefix}{spec.command})\n")
+            out.flush()
+            code = run_group(prefix + spec.command, cwd=worktree, out=out, timeout_s=timeout_s, env=env)
+        files = sorted(Path(p) for p in glob.glob(str(worktree / spec.csv)))
+        return Run(code, time.perf_counter() - t0, files)
 
 
 # --- the rules of rules/command.smk ----------------------------------------------------------
@@ -119,24 +133,32 @@ def _workspace(target: str):
     return load_workspace(Path(target).parent, versions=False)
 
 
-def build(*, version: str, target: str, meta: str, parent_build: str | None, out_dir: str, log: str) -> dict:
-    """Rule `build`: the version's worktree under ``out_dir``/worktree and build.json (its commit)."""
+def build(*, version: str, target: str, meta: str, parent_build: str | None, baseline_build: str | None, out_dir: str):
+    """Rule `build`: the version's worktree under ``out_dir``/worktree, its fixed paths restored from
+    v0's commit (``baseline_build``; v0 is its own), and build.json (its commit)."""
     ws, out, meta_path = _workspace(target), Path(out_dir), Path(meta)
     source = version_source(yaml.safe_load(meta_path.read_text()), meta_path, int(version[1:]))
     parent = json.loads((Path(parent_build) / "build.json").read_text()) if parent_build else {}
+    baseline = json.loads((Path(baseline_build) / "build.json").read_text()) if baseline_build else None
     doc = _build_doc(version, meta, sha256_file(meta_path))
     t0 = time.perf_counter()
     try:
         if source.patch is not None and parent.get("status") != "ok":
             raise CommandError(f"{meta}: patch: its parent {source.parent} has no commit ({parent.get('error')})")
+        if baseline is not None and baseline.get("status") != "ok":
+            raise CommandError(f"{meta}: fixed_paths: v0 has no commit to take them from ({baseline.get('error')})")
         doc.update(make_worktree(ws.command.repository, out / "worktree", source, parent.get("commit"), meta_path))
+        fixed_from = (baseline or doc)["commit"]
+        doc["fixed_sha256"] = restore_fixed(
+            ws.command.repository, out / "worktree", ws.command.fixed_paths, fixed_from, meta_path
+        )
         doc["status"] = "ok"
     except CommandError as e:
         doc["error"] = str(e)
     doc.update(
         seconds=round(time.perf_counter() - t0, 2), provenance={"kernel_sha256": doc.pop("_sha"), "created": now()}
     )
-    Path(log).write_text(f"{version}: build {doc['status']}: {doc['error'] or doc['commit']}\n")
+    print(f"{version}: build {doc['status']}: {doc['error'] or doc['commit']}")
     write_json(out / "build.json", doc)
     return doc
 
@@ -185,12 +207,15 @@ def _judged(ws, meta: str, build_doc: dict, settings: dict, log: str, repeats: i
     """(records per config, error, gate record): the command's runs in the version's worktree,
     each run's CSVs copied under ``keep`` (the next run removes them), read together."""
 
+    keep.mkdir(parents=True, exist_ok=True)  # the rule's output, whatever happens
     if build_doc["status"] != "ok":
         return [], build_doc["error"], None
     try:
         runs, gate = _runs(ws, build_doc, settings, log, repeats, keep)
     except GateTimeout as e:
         return [], f"gate: {e}", None
+    except ValueError as e:  # pandas: an empty or malformed CSV
+        return [], f"{meta}: the command's CSV is unreadable: {e}", None
     problem = _run_problem(meta, runs, settings["timeout_s"], log)
     if problem:
         return [], problem, gate
@@ -201,13 +226,15 @@ def _judged(ws, meta: str, build_doc: dict, settings: dict, log: str, repeats: i
         return [], f"{meta}: {e}", gate
 
 
-def correctness(*, version: str, target: str, build: str, out_json: str, out_md: str, log: str, settings: dict):
+def correctness(
+    *, version: str, target: str, build: str, out_json: str, out_md: str, out_runs: str, log: str, settings: dict
+):
     """Rule `correctness`: the command once; exit code, its CSV, and every error column within the
     tolerance on every config (pass), else incorrect naming the first failing config, or failed."""
 
     ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
     meta = b["kernel"]
-    records, err, gate = _judged(ws, meta, b, settings, log, 1, Path(out_json).parent / "command_runs" / "correctness")
+    records, err, gate = _judged(ws, meta, b, settings, log, 1, Path(out_runs))
     configs = [_check_row(r) for r in records]
     bad = next((c for c in configs if c["result"] != "PASS"), None)
     status = "failed" if err else ("incorrect" if bad else "pass")
@@ -294,11 +321,15 @@ def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> t
     untested here, no AMD GPU), and a note on where the deciding time came from."""
     if not ws.command.kernel:
         return {}, "no kernel: pattern in target.yaml: the script's time column decides"
+    raw = raw.resolve()  # the command runs in its worktree: a relative path would land there
     raw.mkdir(parents=True, exist_ok=True)
-    if shutil.which(settings.get("ncu", "ncu")):
-        return _ncu_gpu_us(ws, build_doc, settings, log, raw)
-    if shutil.which(settings.get("rocprofv3", "rocprofv3")):
-        return _rocprof_gpu_us(ws, build_doc, settings, log, raw)
+    try:
+        if shutil.which(settings.get("ncu", "ncu")):
+            return _ncu_gpu_us(ws, build_doc, settings, log, raw)
+        if shutil.which(settings.get("rocprofv3", "rocprofv3")):
+            return _rocprof_gpu_us(ws, build_doc, settings, log, raw)
+    except GateTimeout as e:
+        return {}, f"gate: {e}: the script's time column decides"
     return {}, "no Nsight Compute or rocprofv3 here: the script's time column decides"
 
 
@@ -343,13 +374,15 @@ def bench(
     out_csv: str,
     out_samples: str,
     out_meta: str,
+    out_runs: str,
     log: str,
     settings: dict,
 ):
     """Rule `bench`: the command ``repeats`` times (its time column: the script's clock) and once
     under Nsight Compute (the target kernel's GPU time per launch: the clock that decides)."""
     ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
-    corr, out = json.loads(Path(correctness_json).read_text()), Path(out_csv).parent
+    corr = json.loads(Path(correctness_json).read_text())
+    Path(out_runs).mkdir(parents=True, exist_ok=True)  # the rule's output, timed or not
     device = corr["device"]
     method = "command" if device == "cuda" else "cpu-command"
     note, gpu = "not timed", {}
@@ -358,9 +391,9 @@ def bench(
         rows = [_cells(c, "skipped", device, method, why) for c in corr["configs"]]
         records = []
     else:
-        records, err, _ = _judged(ws, b["kernel"], b, settings, log, ws.command.repeats, out / "command_runs" / "bench")
+        records, err, _ = _judged(ws, b["kernel"], b, settings, log, ws.command.repeats, Path(out_runs))
         if device == "cuda" and not err:
-            gpu, note = kernel_gpu_us(ws, b, settings, log, out / "command_runs" / "ncu")
+            gpu, note = kernel_gpu_us(ws, b, settings, log, Path(out_runs) / "profiler")
         rows = [_bench_row(r, device, method, gpu) for r in records] or [
             _cells(c, "failed", device, method, err) for c in corr["configs"]
         ]
@@ -378,15 +411,8 @@ def bench(
 
 
 def _cells(c: dict, status: str, device: str, method: str, error: str | None) -> dict:
-    return {
-        **c["config"],
-        "config_key": c["key"],
-        "config_class": c["class"],
-        "status": status,
-        "device": device,
-        "method": method,
-        "error": error,
-    }
+    """The start of a bench.csv row for a config record (config, key, class) with its status."""
+    return {**config_cells(c), "status": status, "device": device, "method": method, "error": error}
 
 
 def _bench_row(r: dict, device: str, method: str, gpu: dict[str, float]) -> dict:
@@ -408,26 +434,38 @@ def profile(*, version: str, target: str, build: str, correctness_json: str, out
 
     ws, b = _workspace(target), json.loads((Path(build) / "build.json").read_text())
     corr, out = json.loads(Path(correctness_json).read_text()), Path(out_dir)
-    raw = out / "raw"
+    raw = (out / "raw").resolve()  # the command runs in its worktree: a relative path would land there
     raw.mkdir(parents=True, exist_ok=True)
     doc = {"version": version, "status": "skipped", "error": None, "backend": None, "classes": [], "compiled": []}
-    doc.update(language="cuda", provenance={**hashes(b["kernel"], ws.ref, ws.target, settings), "created": now()})
-    exe = settings.get("ncu", "ncu")
+    doc.update(
+        language=ws.command.language, provenance={**hashes(b["kernel"], ws.ref, ws.target, settings), "created": now()}
+    )
     if corr["status"] != "pass":
         doc["error"] = f"not profiled: correctness {corr['status']}: {corr['error']}"
-    elif corr["device"] != "cuda" or not shutil.which(exe):
+    elif corr["device"] != "cuda" or not shutil.which(settings["ncu"]):
         doc["error"] = "not profiled: no GPU or no Nsight Compute on this machine"
     else:
-        csv = raw / "ncu_details.csv"
-        wrapper = ncu.command(exe, str(csv), ws.command.kernel, in_range=False, launches=PROFILED_LAUNCHES)
-        run = _under_profiler(ws, b, settings, log, wrapper)
-        if run.exit_code != 0 or not csv.is_file():
-            doc.update(status="failed", error=f"the command failed under Nsight Compute (exit {run.exit_code})")
+        launches, err = _ncu_profile(ws, b, settings, log, raw / "ncu_details.csv")
+        if err:
+            doc.update(status="failed", error=err)
         else:
-            doc.update(status="ok", backend="ncu", classes=_profiled_classes(corr["configs"], _launches_by_class(csv)))
+            doc.update(status="ok", backend="ncu", classes=_profiled_classes(corr["configs"], launches))
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     write_json(out / "profile.json", doc)
     return doc
+
+
+def _ncu_profile(ws, build_doc: dict, settings: dict, log: str, csv: Path) -> tuple[dict | None, str | None]:
+    """The command once under Nsight Compute with its sections (the kernel's first launches):
+    (its launches by kopt-class range, None) or (None, why not)."""
+    wrapper = ncu.command(settings["ncu"], str(csv), ws.command.kernel, in_range=False, launches=PROFILED_LAUNCHES)
+    try:
+        run = _under_profiler(ws, build_doc, settings, log, wrapper)
+    except GateTimeout as e:
+        return None, f"gate: {e}"
+    if run.exit_code != 0 or not csv.is_file():
+        return None, f"the command failed under Nsight Compute (exit {run.exit_code})"
+    return _launches_by_class(csv), None
 
 
 def _profiled_classes(configs: list[dict], launches: dict[str, list[dict]]) -> list[dict]:

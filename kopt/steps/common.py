@@ -4,6 +4,9 @@ outcome per config, the start of a bench.csv row, JSON output, logs and one-line
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,7 +112,9 @@ def one_line_faults():
 def redirect_log(path: str):
     """Send a rule script's stdout/stderr to its ``log:`` file."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    f = open(path, "w", buffering=1)  # noqa: SIM115 - the log stays open for the step
+    Path(path).write_text("")
+    # appending: a tool the step runs may append to the same log without being overwritten
+    f = open(path, "a", buffering=1)  # noqa: SIM115 - the log stays open for the step
     sys.stdout = sys.stderr = f
     return f
 
@@ -117,3 +122,24 @@ def redirect_log(path: str):
 def config_cells(item: dict) -> dict:
     """The start of a bench.csv row: the config's own columns, its key and class."""
     return {**item["config"], "config_key": item["key"], "config_class": item["class"]}
+
+
+def run_group(cmd: list[str] | str, *, cwd: Path | None, out, timeout_s: float, env: dict | None = None) -> int | None:
+    """A tool or a benchmark command in its own process group, its output to the file ``out``;
+    its exit code, or None when the whole group was killed at the time limit (a compiler's or a
+    shell's children die with it)."""
+    proc = subprocess.Popen(
+        cmd,
+        shell=isinstance(cmd, str),
+        cwd=cwd,
+        stdout=out,
+        stderr=out,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        return proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None

@@ -26,6 +26,8 @@ class CommandSpec:
     config_columns: list[str] | None  # None: every column that is not an error or time column
     kernel: str | None
     repeats: int
+    fixed_paths: list[str]  # restored from v0's commit in every version's worktree
+    language: str  # triton or cuda: which next directions apply
 
 
 def load_spec(data: dict, file: Path) -> CommandSpec:
@@ -46,6 +48,8 @@ def load_spec(data: dict, file: Path) -> CommandSpec:
         config_columns=data.get("config_columns"),
         kernel=data.get("kernel"),
         repeats=int(data["repeats"]),
+        fixed_paths=list(data["fixed_paths"]),
+        language=data["language"],
     )
 
 

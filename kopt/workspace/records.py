@@ -189,6 +189,8 @@ class Build(Closed):
     commit: str | None = None  # a command target's version: the commit its worktree is at
     patch: str | None = None  # ... and the patch applied on it
     patch_sha256: str | None = None
+    base_commit: str | None = None  # the parent's commit the patch was applied on
+    fixed_sha256: dict[str, str] | None = None  # the benchmark's own files, restored from v0's commit
     worktree: str | None = None
 
 

@@ -14,9 +14,7 @@ CUDA = FIXTURES / "cuda_kernels"
 def _run(tiny: Path, src: Path, params: dict, tmp: Path):
     out = tmp / src.stem
     settings = {"timeout_s": 300, "gpu": "auto", "build": BUILD_DEFAULTS}
-    doc = build(
-        version="v9", kernel=str(src), out_dir=str(out / "build"), log=str(out / "build.log"), settings=settings
-    )
+    doc = build(version="v9", kernel=str(src), out_dir=str(out / "build"), settings=settings)
     assert doc["status"] == "ok", doc["error"]
     target, log = str(tiny / "target.yaml"), str(out / "steps.log")
     builds = [str(out / "build")]

@@ -48,6 +48,15 @@ def test_config_scalars_follow_the_tensors_and_a_float_never_becomes_an_int(solv
         solve.arguments({"x": x, "y": y})
 
 
+def test_config_scalars_follow_the_tensors_in_setups_order(solve):
+    x, y = _xy()
+    with pytest.raises(KernelFault, match=r"'x' is on cpu"):  # every type matched: only the device is left
+        solve.arguments({"x": x, "y": y})
+    solve.select({"N": 64, "M": 4, "dtype": "float32"})  # the config names N before M: solve's M gets N
+    with pytest.raises(KernelFault, match=r"solve parameter 3 'M' receives 'N': setup's order is x, y, N, M"):
+        solve.arguments({"x": x, "y": y})
+
+
 def test_a_version_without_a_built_library_is_refused():
     with pytest.raises(KernelFault, match=r"has no built library"):
         load(V7, {})

@@ -110,3 +110,16 @@ def test_profiled_calls_stop_once_their_median_is_pinned_down(monkeypatch):
     calls, sessions = _fake_profiled_sessions(monkeypatch, 0.05, opts)
     assert calls == 50 and sessions > 1  # noisy: more sessions, up to the cap
     assert _fake_profiled_sessions(monkeypatch, 0.002, {**opts, "target_ci_pct": 0}) == (50, 1)
+
+
+def test_rows_whose_calls_left_the_gpu_idle_are_marked_host_bound():
+    """A call that returned after the GPU had finished (a solve() that synchronises inside) has its
+    end event queued late: most such calls mark the row; a few (a slow host now and then) do not."""
+    from kopt.measure.timing import Lab, Sample, _method
+
+    lab = Lab("cpu", flush_l2=False)
+    lab.device = "cuda"  # _method reads only the device and whether the flush buffer exists
+    calls = [Sample(1.0, 0, 0, 1.0, idle=True)] * 6 + [Sample(1.0, 0, 0, 1.0)] * 4
+    assert _method(lab, calls) == "cuda-events+host-bound"
+    assert _method(lab, calls[4:]) == "cuda-events"
+    assert _method(Lab("cpu", flush_l2=False), calls) == "cpu-interpreter"

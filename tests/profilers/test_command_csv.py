@@ -8,7 +8,7 @@ from kopt.profilers.command_csv import read
 from kopt.workspace.command import CommandSpec
 from kopt.workspace.target import WorkspaceError
 
-SPEC = CommandSpec(Path("."), "bench", "*.csv", "us_triton", ["seq_len"], None, 1e-3, None, None, 3)
+SPEC = CommandSpec(Path("."), "bench", "*.csv", "us_triton", ["seq_len"], None, 1e-3, None, None, 3, [], "cuda")
 
 
 def _csv(tmp_path: Path, name: str, rows: list[str]) -> Path:

@@ -17,7 +17,7 @@ def _build(tmp_path, source: str, **opts) -> dict:
     src.write_text(source)
     settings = {**SETTINGS, "build": {**BUILD_DEFAULTS, **opts}}
     out = tmp_path / "build"
-    return b.build(version="v3", kernel=str(src), out_dir=str(out), log=str(tmp_path / "log"), settings=settings)
+    return b.build(version="v3", kernel=str(src), out_dir=str(out), settings=settings)
 
 
 def test_the_example_compiles_with_its_resources_and_sass(v7_build):

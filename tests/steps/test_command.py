@@ -45,7 +45,7 @@ def test_a_patch_applies_on_the_parents_commit_or_fails_in_one_line(repo, tmp_pa
         "--- a/bench.py\n+++ b/bench.py\n@@ -2,2 +2,2 @@\n print('seq_len,err_triton,us_triton')\n-print('4096,0,10')\n+print('4096,0,7')\n"
     )
     built = make_worktree(repo, tmp_path / "v1", Source(None, patch, "v0"), head, Path("v1.yaml"))
-    assert built["commit"] == head and len(built["patch_sha256"]) == 64
+    assert built["base_commit"] == head != built["commit"] and len(built["patch_sha256"]) == 64
     assert "4096,0,7" in (tmp_path / "v1" / "bench.py").read_text() and "4096,0,10" in (repo / "bench.py").read_text()
     patch.write_text(patch.read_text().replace("4096,0,10", "4096,0,99"))
     with pytest.raises(CommandError, match=r"^v1\.yaml: git apply --whitespace=nowarn: error: patch failed"):
@@ -55,12 +55,14 @@ def test_a_patch_applies_on_the_parents_commit_or_fails_in_one_line(repo, tmp_pa
 
 
 def test_the_command_runs_in_the_worktree_its_csv_is_found_and_a_hang_is_killed(repo, tmp_path):
-    spec = CommandSpec(repo, "python3 bench.py > out.csv", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1)
+    spec = CommandSpec(
+        repo, "python3 bench.py > out.csv", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1, [], "cuda"
+    )
     make_worktree(repo, tmp_path / "wt", Source("HEAD", None, None), None, Path("v0.yaml"))
     run = run_command(spec, tmp_path / "wt", tmp_path / "log", timeout_s=60)
     assert run.exit_code == 0 and run.csv_files == [tmp_path / "wt" / "out.csv"]
     assert "4096,0,10" in run.csv_files[0].read_text()
-    hang = CommandSpec(repo, "sleep 30", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1)
+    hang = CommandSpec(repo, "sleep 30", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1, [], "cuda")
     killed = run_command(hang, tmp_path / "wt", tmp_path / "log", timeout_s=1)
     assert killed.exit_code is None and killed.csv_files == [] and killed.seconds < 10  # the old CSV went first
 
@@ -83,7 +85,7 @@ def test_the_deciding_clock_without_nvidia_tools_comes_from_rocprofv3s_kernel_tr
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
     spec = CommandSpec(
-        repo, "python3 bench.py > out.csv", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, "softmax", 1
+        repo, "python3 bench.py > out.csv", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, "softmax", 1, [], "cuda"
     )
     make_worktree(repo, tmp_path / "wt", Source("HEAD", None, None), None, Path("v0.yaml"))
     ws = type("Ws", (), {"command": spec})()
@@ -117,3 +119,17 @@ def test_launches_are_told_apart_by_their_kopt_class_ranges_and_a_row_takes_the_
     assert _bench_row(rec, "cuda", "command", {"N=256,M=4": 1.0, "N=256": 2.0, "*": 3.0})["profiler_us"] == 1.0
     assert _bench_row(rec, "cuda", "command", {"N=256": 2.0, "*": 3.0})["profiler_us"] == 2.0
     assert _bench_row(rec, "cuda", "command", {"*": 3.0})["profiler_us"] == 3.0
+
+
+def test_an_unreadable_csv_fails_the_version_in_one_line(repo, tmp_path):
+    from kopt.steps.command import _judged
+
+    spec = CommandSpec(
+        repo, "printf '' > out.csv", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1, [], "cuda"
+    )
+    make_worktree(repo, tmp_path / "wt", Source("HEAD", None, None), None, Path("v0.yaml"))
+    ws = type("Ws", (), {"command": spec})()
+    build = {"status": "ok", "worktree": str(tmp_path / "wt")}
+    settings = {"timeout_s": 60, "gate": {"enabled": False}, "device": "auto"}
+    records, err, _ = _judged(ws, "kernels/v0.yaml", build, settings, str(tmp_path / "log"), 1, tmp_path / "runs")
+    assert records == [] and err.startswith("kernels/v0.yaml: the command's CSV is unreadable: ")
