@@ -73,7 +73,7 @@ def cmd_new(a) -> int:
 def _new_attempt(ws, results: Path, base: str, n: int, command: str) -> int:
     """A command target: branch kopt/vN with its worktree attempts/vN at the base version's commit
     (a patched version's includes its patch), and kernels/vN.yaml naming the branch."""
-    from kopt.steps.command import CommandError, git
+    from kopt.steps.worktree import CommandError, git
 
     built = results / base / "build" / "build.json"
     if not built.is_file():

@@ -116,7 +116,7 @@ def command_sources(wildcards):
 
 def resolved_commit(wildcards):
     """The commit a version's ref names now: a branch that moved rebuilds the version."""
-    from kopt.steps.command import CommandError, git
+    from kopt.steps.worktree import CommandError, git
 
     ref = WS.version(wildcards.version).meta.get("commit")
     if ref is None:

@@ -5,9 +5,11 @@ solve's parameters take what setup() gives, in its order: the inputs, then the o
 allocates, then the config's numeric values not already among them (softmax's ``x, y, M, N``).
 Tensors go as device pointers of the matching element type, ints and floats as the C scalar the
 parameter names. Every call is checked before solve runs: a parameter whose type, position or
-count does not match is one line naming it. solve launches on the default stream, the stream the
-harness times; one that synchronises inside is still timed by its events (the spin kernel is a
-fixed-length sleep, not a wait on the host).
+count does not match is one line naming it. solve must launch on the default stream, the stream
+the harness times: work on a stream of its own escapes the events, and the harness's comparison of
+the profiler's GPU time (all streams) with the events fails such a version, as it does a Triton
+kernel's. One that synchronises inside keeps its profiler time; its rows are marked host-bound
+(kopt.measure.timing.event_time_us).
 """
 
 from __future__ import annotations
