@@ -51,8 +51,8 @@ def test_a_command_version_is_gated_timed_by_the_kernels_gpu_time_and_profiled(w
         target=target,
         meta=str(ws / "kernels" / "v0.yaml"),
         parent_build=None,
+        baseline_build=None,
         out_dir=str(r / "build"),
-        log=str(ws / "build.log"),
     )
     assert b["status"] == "ok", b["error"]
     common = {
@@ -62,7 +62,9 @@ def test_a_command_version_is_gated_timed_by_the_kernels_gpu_time_and_profiled(w
         "log": str(ws / "log"),
         "settings": settings,
     }
-    corr = command.correctness(**common, out_json=str(r / "correctness.json"), out_md=str(r / "correctness.md"))
+    corr = command.correctness(
+        **common, out_json=str(r / "correctness.json"), out_md=str(r / "correctness.md"), out_runs=str(r / "runs_c")
+    )
     assert corr["status"] == "pass" and corr["device"] == "cuda", corr["error"]
     df = command.bench(
         **common,
@@ -70,6 +72,7 @@ def test_a_command_version_is_gated_timed_by_the_kernels_gpu_time_and_profiled(w
         out_csv=str(r / "bench.csv"),
         out_samples=str(r / "s.csv"),
         out_meta=str(r / "bench.json"),
+        out_runs=str(r / "runs_b"),
     )
     note = json.loads((r / "bench.json").read_text())["timing"]["deciding_clock"]
     print(df[["config_key", "status", "median_us", "profiler_us"]].to_string(), "\n", note)
