@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v g++ >/dev/null || { apt-get update -q && apt-get install -y -q g++; }  # nvcc's host compiler
-KOPT_EXTRAS=test,cuda bash tools/install.sh
+KOPT_EXTRAS=test,cuda,slurm bash tools/install.sh
 .venv/bin/snakemake --lint
 .venv/bin/snakefmt --check .
 .venv/bin/ruff check .

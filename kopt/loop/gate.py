@@ -8,6 +8,11 @@ readings come from ``nvidia-smi`` (``rocm-smi`` on AMD). With no idle GPU the ga
 the step records as a failure that stops the loop. On a machine without a GPU (or device=cpu)
 the gate passes at once. A GPU monitor that is present but does not answer counts as busy: the
 gate cannot tell, so it does not run.
+
+Inside a SLURM job (``SLURM_JOB_ID`` set) the gate looks only at the GPUs SLURM allocated (those
+``CUDA_VISIBLE_DEVICES`` lists, as it does anywhere) and waits at most ``cluster_max_wait_s``,
+polling every ``cluster_poll_s``: the allocation is the job's, so a busy GPU there is a problem to
+report, not a queue to wait in for an hour.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ DEFAULTS = {
     "max_util_pct": 10.0,
     "max_memory_growth_mb": 64.0,
     "sample_s": 1.0,
+    "cluster_max_wait_s": 60.0,
+    "cluster_poll_s": 10.0,
 }
 
 
@@ -71,6 +78,8 @@ def idle_gpus(settings: dict, read, sleep=time.sleep) -> tuple[list[GpuReading],
 def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock=time.monotonic) -> tuple[dict, dict]:
     """Wait for an idle GPU; return (environment for the child, record of what was chosen)."""
     s = {**DEFAULTS, **(settings or {})}
+    if os.environ.get("SLURM_JOB_ID"):
+        s.update(max_wait_s=min(s["max_wait_s"], s["cluster_max_wait_s"]), poll_s=s["cluster_poll_s"])
     if device == "cpu" or not s["enabled"]:
         return {}, {"gate": "passed", "why": "device=cpu" if device == "cpu" else "gate disabled in config"}
     mon = monitor()
@@ -92,6 +101,7 @@ def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock
                 "waited_s": round(clock() - t0, 1),
                 "checks": waits + 1,
                 "monitor": name,
+                "slurm_job": os.environ.get("SLURM_JOB_ID"),
             }
             return {var: str(g.index)}, rec
         waited = clock() - t0

@@ -98,6 +98,19 @@ def test_gate_respects_visible_devices(fake_smi, monkeypatch):
     assert env == {"CUDA_VISIBLE_DEVICES": "1"}
 
 
+def test_inside_a_slurm_job_the_gate_takes_the_allocated_gpu_and_never_waits_an_hour(fake_smi, monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # what SLURM allocated
+    fake_smi(IDLE, IDLE)
+    env, rec = gate.acquire({"sample_s": 0}, "cuda", sleep=lambda s: None)
+    assert env == {"CUDA_VISIBLE_DEVICES": "1"} and rec["slurm_job"] == "42"
+    fake_smi(BUSY)  # the allocated GPU is busy: fail after the cluster limit (60 s), not the hour
+    clock = Clock()
+    with pytest.raises(gate.GateTimeout, match=r"limit 60 s"):
+        gate.acquire({"sample_s": 0, "poll_s": 600, "max_wait_s": 3600}, "cuda", sleep=clock.sleep, clock=clock)
+    assert clock.t <= 60
+
+
 def test_gate_passes_without_a_gpu(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert gate.acquire(FAST, "auto")[1]["gate"] == "passed"

@@ -1,0 +1,69 @@
+"""The example's graph through profiles/slurm on a real SLURM (CI: a single-node cluster started by
+tools/slurm_local.sh, two stand-in GPUs), against a local run of the same target: every rule but
+the two bookkeeping localrules runs as a SLURM job, and the results are the same in kind."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, copy_project
+
+pytestmark = pytest.mark.e2e
+
+TARGET = "results/v1/compare.json"
+COMPUTED = {"reference", "hardware", "correctness", "bench", "profile", "bottleneck", "compare"}
+LOCAL = {"owner", "settings"}  # localrules: small files written on the submitting host
+
+
+def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", *args, TARGET, "--config", "device=cpu"]
+    return subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=900)
+
+
+def _tree(results: Path) -> set[str]:
+    """The result files, without logs and timing records (which differ by executor)."""
+    skip = ("logs/", "benchmarks/", "command_runs/")
+    return {
+        str(p.relative_to(results))
+        for p in results.rglob("*")
+        if p.is_file() and not str(p.relative_to(results)).startswith(skip) and "/raw/" not in str(p)
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    slurm = copy_project(tmp_path_factory.mktemp("slurm"))
+    shutil.copytree(ROOT / "profiles" / "slurm", slurm / "profiles" / "slurm")
+    p = _run(slurm, "--profile", "profiles/slurm")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    local = copy_project(tmp_path_factory.mktemp("local"))
+    q = _run(local, "--cores", "2")
+    assert q.returncode == 0, q.stdout[-3000:] + q.stderr[-3000:]
+    return slurm, p.stdout + p.stderr, local
+
+
+def test_every_computing_rule_ran_as_a_slurm_job(runs):
+    _, log, _ = runs
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+) \(log: \S*/rule_(\w+)/", log)
+    print("\n".join(f"SLURM job {j}: rule {r}" for j, r in submitted))
+    assert {r for _, r in submitted} == COMPUTED
+    assert len({j for j, _ in submitted}) == len(submitted)  # one job id per job
+    local = set(re.findall(r"^localrule (\w+):", log, flags=re.M))
+    assert local == LOCAL
+
+
+def test_the_slurm_run_gives_what_a_local_run_gives(runs):
+    slurm, _, local = runs
+    assert _tree(slurm / "results") == _tree(local / "results")
+    for v in ("v0", "v1"):
+        a, b = (json.loads((d / "results" / v / "correctness.json").read_text()) for d in (slurm, local))
+        assert a["status"] == b["status"] == "pass" and [c["result"] for c in a["configs"]] == [
+            c["result"] for c in b["configs"]
+        ]
+    a, b = (json.loads((d / "results" / "v0" / "compare.json").read_text()) for d in (slurm, local))
+    assert a["decision"] == b["decision"] == "baseline"  # v1's verdict rests on CPU timings: not deterministic
