@@ -47,10 +47,12 @@ CONF
   pgrep -x slurmctld >/dev/null || slurmctld -f "$SLURM_CONF"
   pgrep -x slurmd >/dev/null || slurmd -f "$SLURM_CONF"
   for _ in $(seq 60); do sinfo -h -o %t 2>/dev/null | grep -q idle && break; sleep 1; done
+  sinfo -h -o %t 2>/dev/null | grep -q idle || { echo "slurm_local.sh: the node did not come up" >&2; tail -5 "$dir"/log/*.log >&2; exit 1; }
   sinfo
   ;;
 stop)
   pkill -x slurmd || true; pkill -x slurmctld || true; pkill -x munged || true
+  for _ in $(seq 20); do pgrep -x 'slurmd|slurmctld|munged' >/dev/null || break; sleep 0.5; done
   rm -rf "$dir"
   ;;
 esac
