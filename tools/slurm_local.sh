@@ -52,7 +52,7 @@ CONF
   ;;
 stop)
   pkill -x slurmd || true; pkill -x slurmctld || true; pkill -x munged || true
-  for _ in $(seq 20); do pgrep -x 'slurmd|slurmctld|munged' >/dev/null || break; sleep 0.5; done
+  for _ in $(seq 20); do pgrep -x slurmd >/dev/null || pgrep -x slurmctld >/dev/null || pgrep -x munged >/dev/null || break; sleep 0.5; done
   rm -rf "$dir"
   ;;
 esac
