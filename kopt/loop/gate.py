@@ -13,12 +13,18 @@ Inside a SLURM job (``SLURM_JOB_ID`` set) the gate looks only at the GPUs SLURM 
 ``CUDA_VISIBLE_DEVICES`` lists, as it does anywhere) and waits at most ``cluster_max_wait_s``,
 polling every ``cluster_poll_s``: the allocation is the job's, so a busy GPU there is a problem to
 report, not a queue to wait in for an hour.
+
+Several GPU jobs on one host (``snakemake --resources gpu=K``) never share a GPU: the gate claims
+the GPU it chooses with an exclusive lock on ``lock_dir``/<uuid>.lock, held by the job's process
+and released when it ends, however it ends (flock). An idle GPU another job holds is skipped.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
+from pathlib import Path
 
 from kopt.profilers.gpus import GpuReading, monitor
 
@@ -31,7 +37,26 @@ DEFAULTS = {
     "sample_s": 1.0,
     "cluster_max_wait_s": 60.0,
     "cluster_poll_s": 10.0,
+    "lock_dir": "/tmp/kopt-gpu-locks",
 }
+
+# the GPUs this process holds: uuid -> the open lock file (the lock lives as long as the file is open)
+_HELD: dict = {}
+
+
+def claim(g: GpuReading, lock_dir: str) -> bool:
+    """Claim GPU ``g`` for this process (again, if it already holds it); False when another holds it."""
+    if g.uuid in _HELD:
+        return True
+    Path(lock_dir).mkdir(parents=True, exist_ok=True)
+    f = open(Path(lock_dir) / f"{g.uuid}.lock", "a")  # noqa: SIM115 - held open for the process's life
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return False
+    _HELD[g.uuid] = f
+    return True
 
 
 class GateTimeout(RuntimeError):
@@ -89,8 +114,10 @@ def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock
     t0, waits = clock(), 0
     while True:
         idle, why = idle_gpus(s, read, sleep)
-        if idle:
-            g = idle[0]
+        g = next((g for g in idle if claim(g, s["lock_dir"])), None)  # the idlest one no other job holds
+        if idle and g is None:
+            why = f"every idle GPU is claimed by another job ({', '.join(str(i.index) for i in idle)})"
+        if g is not None:
             var = "CUDA_VISIBLE_DEVICES" if name == "nvidia-smi" else "HIP_VISIBLE_DEVICES"
             rec = {
                 "gate": "passed",
@@ -102,6 +129,7 @@ def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock
                 "checks": waits + 1,
                 "monitor": name,
                 "slurm_job": os.environ.get("SLURM_JOB_ID"),
+                "claim": str(Path(s["lock_dir"]) / f"{g.uuid}.lock"),
             }
             return {var: str(g.index)}, rec
         waited = clock() - t0

@@ -34,6 +34,8 @@ def fake_smi(tmp_path, monkeypatch):
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setitem(gate.DEFAULTS, "lock_dir", str(tmp_path / "locks"))
+    monkeypatch.setattr(gate, "_HELD", {})
 
     def states(*snaps):
         f = tmp_path / "smi.json"
@@ -115,3 +117,31 @@ def test_gate_passes_without_a_gpu(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert gate.acquire(FAST, "auto")[1]["gate"] == "passed"
     assert gate.acquire(FAST, "cpu")[0] == {}
+
+
+CLAIMER = """
+import sys, time
+from kopt.loop import gate
+env, rec = gate.acquire({"sample_s": 0, "poll_s": 0.2, "max_wait_s": 1, "lock_dir": sys.argv[1]}, "cuda")
+print(env["CUDA_VISIBLE_DEVICES"], flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_concurrent_gpu_jobs_never_share_a_gpu_and_a_claim_dies_with_its_job(fake_smi, tmp_path):
+    import subprocess
+
+    fake_smi(IDLE)  # both GPUs idle in every reading: only the claims tell the jobs apart
+    locks = str(tmp_path / "claims")
+
+    def job(hold: float):
+        return subprocess.Popen([sys.executable, "-c", CLAIMER, locks, str(hold)], stdout=subprocess.PIPE, text=True)
+
+    a, b = job(3), job(3)
+    got = sorted([a.stdout.readline().strip(), b.stdout.readline().strip()])
+    assert got == ["0", "1"]  # two jobs at once: two GPUs
+    c = job(0)  # a third while both are held: no GPU within its limit
+    assert c.wait(timeout=30) != 0 and c.stdout.read() == ""
+    a.wait(), b.wait()
+    d = job(0)  # the claims ended with their jobs
+    assert d.stdout.readline().strip() == "0" and d.wait(timeout=30) == 0
