@@ -26,6 +26,8 @@ from kopt.profilers import command_csv, ncu, rocprof
 from kopt.profilers.gpus import detect_gpu
 from kopt.report.render import render
 from kopt.steps.common import config_cells, write_json
+from kopt.steps.correctness import STATUS_WORDS
+from kopt.steps.profile import choose_backend, kernel_resources
 from kopt.steps.worktree import CommandError, Run, make_worktree, restore_fixed, run_command
 from kopt.workspace.command import version_source
 from kopt.workspace.provenance import hashes, library_versions, now, sha256_file
@@ -160,7 +162,7 @@ def correctness(
     md = render(
         "correctness.md.j2",
         version=version,
-        status={"pass": "pass", "incorrect": "fail"}.get(status, status),
+        status=STATUS_WORDS[status],
         error=err,
         kernel=f"{meta} (commit {b.get('commit')})",
         ref=str(ws.ref),
@@ -235,14 +237,14 @@ def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> t
         return {}, "no kernel: pattern in target.yaml: the script's time column decides"
     raw = raw.resolve()  # the command runs in its worktree: a relative path would land there
     raw.mkdir(parents=True, exist_ok=True)
+    timers = {"ncu": _ncu_gpu_us, "rocprofv3": _rocprof_gpu_us}
+    backend = choose_backend(settings.get("profiler", "auto"), "cuda")
+    if backend not in timers:
+        return {}, f"no Nsight Compute or rocprofv3 here (profiler {backend}): the script's time column decides"
     try:
-        if shutil.which(settings.get("ncu", "ncu")):
-            return _ncu_gpu_us(ws, build_doc, settings, log, raw)
-        if shutil.which(settings.get("rocprofv3", "rocprofv3")):
-            return _rocprof_gpu_us(ws, build_doc, settings, log, raw)
+        return timers[backend](ws, build_doc, settings, log, raw)
     except GateTimeout as e:
         return {}, f"gate: {e}: the script's time column decides"
-    return {}, "no Nsight Compute or rocprofv3 here: the script's time column decides"
 
 
 def _ncu_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
@@ -354,7 +356,7 @@ def profile(*, version: str, target: str, build: str, correctness_json: str, out
     )
     if corr["status"] != "pass":
         doc["error"] = f"not profiled: correctness {corr['status']}: {corr['error']}"
-    elif corr["device"] != "cuda" or not shutil.which(settings["ncu"]):
+    elif corr["device"] != "cuda" or choose_backend(settings.get("profiler", "auto"), "cuda") != "ncu":
         doc["error"] = "not profiled: no GPU or no Nsight Compute on this machine"
     else:
         launches, err = _ncu_profile(ws, b, settings, log, raw / "ncu_details.csv")
@@ -388,24 +390,8 @@ def _profiled_classes(configs: list[dict], launches: dict[str, list[dict]]) -> l
         mine = launches.get(c["class"]) or [ln for lns in launches.values() for ln in lns]
         longest = max(mine, key=lambda ln: ln.get("duration_us") or 0.0) if mine else None
         kernels = ncu.per_kernel(mine) if mine else []
-        resources = {
-            "registers_per_thread": (longest or {}).get("registers_per_thread"),
-            "spills": None,
-            "shared_memory_bytes": (longest or {}).get("shared_memory_per_block_bytes"),
-            "warps": (longest or {}).get("warps_per_block"),
-            "stages": None,
-        }
-        out.append(
-            {
-                "class": c["class"],
-                "config": c["config"],
-                "key": c["key"],
-                "kernels": kernels,
-                "hottest": kernels[0] if kernels else None,
-                "counters": longest,
-                "resources": resources,
-                "ncu_launches": len(mine),
-                "shared_by_classes": c["class"] not in launches,
-            }
-        )
+        rec = {"class": c["class"], "config": c["config"], "key": c["key"], "kernels": kernels}
+        rec.update(hottest=kernels[0] if kernels else None, counters=longest)
+        rec.update(resources=kernel_resources(rec, []), ncu_launches=len(mine))
+        out.append({**rec, "shared_by_classes": c["class"] not in launches})
     return out

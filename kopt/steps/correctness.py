@@ -11,6 +11,9 @@ from kopt.steps.common import cannot_run, child_request, records_of, write_json
 from kopt.workspace.provenance import hashes, now
 from kopt.workspace.target import WorkspaceError, load_workspace
 
+# correctness.md's word for each status of correctness.json
+STATUS_WORDS = {"pass": "pass", "incorrect": "fail", "failed": "failed", "unsupported": "not run"}
+
 
 def check_reference(*, target: str, out_json: str, log: str, params: dict) -> dict:
     """ref.py on its own, before any version is judged: a fault stops the graph with one line
@@ -75,7 +78,7 @@ def correctness(
         render(
             "correctness.md.j2",
             version=version,
-            status={"pass": "pass", "incorrect": "fail", "failed": "failed", "unsupported": "not run"}[status],
+            status=STATUS_WORDS[status],
             error=err,
             kernel=kernel,
             ref=str(ws.ref),

@@ -86,7 +86,7 @@ def profile(
     for c in classes:
         c.setdefault("hottest", c["kernels"][0] if c.get("kernels") else None)
         c.setdefault("counters", None)
-        c["resources"] = _resources(c, compiled)
+        c["resources"] = kernel_resources(c, compiled)
     doc["classes"] = classes
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     doc["asm_files"] = sorted(p.name for p in asm.iterdir())
@@ -188,7 +188,7 @@ def _rocprof_resources(req: dict, classes: list[dict], raw: Path, log: str, sett
     return "rocprofv3 traces cover every call (warm-ups included); resources per kernel name, not per class"
 
 
-def _resources(c: dict, compiled: list[dict]) -> dict:
+def kernel_resources(c: dict, compiled: list[dict]) -> dict:
     """Registers, spills, shared memory, warps and stages of the class's hottest kernel: the
     profiler's figures first, then the compiled kernel's (a Triton specialisation or ptxas's record)."""
     h = c.get("hottest") or {}

@@ -30,7 +30,7 @@ def test_the_deciding_clock_without_nvidia_tools_comes_from_rocprofv3s_kernel_tr
     make_worktree(repo, tmp_path / "wt", Source("HEAD", None, None), None, Path("v0.yaml"))
     ws = type("Ws", (), {"command": spec})()
     settings = {
-        "ncu": "no-such-ncu",
+        "profiler": "auto",  # no ncu on PATH: the stand-in rocprofv3 is the one found
         "rocprofv3": "rocprofv3",
         "timeout_s": 60,
         "gate": {"enabled": False},
