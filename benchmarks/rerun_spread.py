@@ -3,7 +3,7 @@
     python benchmarks/rerun_spread.py --version v0 --runs 3 [--workspace examples/softmax] [--out DIR]
 
 The spread is (max - min) / min of the N medians, in %; the noise rule (1% by default) is only
-meaningful when it is well under that. Uses the same code path as the graph's bench rule.
+meaningful when it is well under that. Uses the same code path as the graph's check_then_time rule (each run checks, then times).
 """
 
 import argparse
@@ -15,8 +15,7 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kopt.steps.bench import bench  # noqa: E402
-from kopt.steps.correctness import correctness  # noqa: E402
+from kopt.steps.bench import check_then_time  # noqa: E402
 
 
 def main() -> None:
@@ -41,29 +40,11 @@ def main() -> None:
         )
     ws, out = Path(a.workspace), Path(a.out) / a.version
     kernel = str(ws / "kernels" / f"{a.version}.py")
-    corr = out / "correctness.json"
-    correctness(
-        version=a.version,
-        target=str(ws / "target.yaml"),
-        kernel=kernel,
-        out_json=str(corr),
-        out_md=str(out / "correctness.md"),
-        log=str(out / "correctness.log"),
-        params=params,
-    )
     medians, gpu = {}, {}
     for i in range(a.runs):
         d = out / f"run{i}"
-        df = bench(
-            version=a.version,
-            target=str(ws / "target.yaml"),
-            kernel=kernel,
-            correctness_json=str(corr),
-            out_csv=str(d / "bench.csv"),
-            out_samples=str(d / "bench_samples.csv"),
-            out_meta=str(d / "bench.json"),
-            log=str(d / "bench.log"),
-            params=params,
+        _, df = check_then_time(
+            d, version=a.version, target=str(ws / "target.yaml"), kernel=kernel, log=str(d / "run.log"), params=params
         )
         medians[f"run{i}"] = df.set_index("config_key")["median_us"]
         gpu[f"run{i}"] = df.set_index("config_key")["profiler_us"]

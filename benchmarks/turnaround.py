@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pandas as pd
 
-RULES = ("correctness", "bench", "profile", "bottleneck", "compare")
+RULES = (
+    "check_then_time",
+    "correctness",
+    "bench",
+    "profile",
+    "bottleneck",
+    "compare",
+)  # correctness, bench: before the merge
 
 
 def breakdown(results: Path, version: str) -> pd.DataFrame:

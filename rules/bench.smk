@@ -1,26 +1,31 @@
-rule bench:
-    """Per-config timing (skipped, with the reason, when the correctness gate did not pass)."""
+rule check_then_time:
+    """The correctness gate (every config, fresh seeds, float64 reference, poisoned outputs), then,
+    only when every config passed, the timing per config: one child process, so torch starts once.
+    """
     input:
-        fresh=rebuilt_if_stale("results/{version}/bench.json"),
+        fresh=rebuilt_if_stale("results/{version}/correctness.json"),
+        fresh_bench=rebuilt_if_stale("results/{version}/bench.json"),
         settings=SETTINGS["bench"],
         kernel=kernel_of,
         sources=sources_of,
         builds=builds_of,
         ref=REF,
         target=ws_file("target.yaml"),
-        correctness="results/{version}/correctness.json",
+        reference="results/reference.json",
         hardware=HARDWARE_JSON,
     output:
+        correctness="results/{version}/correctness.json",
+        correctness_md="results/{version}/correctness.md",
         csv="results/{version}/bench.csv",
         samples="results/{version}/bench_samples.csv",
         meta="results/{version}/bench.json",
     log:
-        "results/logs/{version}/bench.log",
+        "results/logs/{version}/check_then_time.log",
     benchmark:
-        "results/benchmarks/{version}/bench.tsv"
+        "results/benchmarks/{version}/check_then_time.tsv"
     conda:
         "../envs/kopt.yaml"
     resources:
         gpu=1,
     script:
-        "../scripts/bench.py"
+        "../scripts/check_then_time.py"

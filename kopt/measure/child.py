@@ -1,6 +1,7 @@
 """Child-process entry: ``python -m kopt.measure.child TASK request.json result.json progress.jsonl``.
 
-Runs the correctness check or the benchmark of one version over its configs and writes
+Runs the correctness check and then (when every config passed) the benchmark of one version over
+its configs, in one process so torch starts once per version, or another task, and writes
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``. It leaves with os._exit so a
 thread that a kernel left behind cannot keep the process alive.
 """
@@ -27,6 +28,10 @@ class Progress:
 
     def record(self, rec: dict) -> None:
         self.f.write(json.dumps({"record": rec}) + "\n")
+
+    def phase(self, name: str) -> None:
+        """The records after this line belong to ``name`` (correctness, then bench)."""
+        self.f.write(json.dumps({"phase": name}) + "\n")
 
 
 def _prepare(req: dict, progress: Progress):
@@ -60,12 +65,13 @@ def _opts(req: dict) -> dict:
     return {**(req.get("opts") or {}), **(req.get("inputs") or {})}
 
 
-def _per_config(req: dict, progress: Progress, run) -> dict:
-    """Run ``run(ref, kernel, item, device, guard)`` on every config of the chosen device."""
+def _per_config(req: dict, progress: Progress, run, prepared=None) -> dict:
+    """Run ``run(ref, kernel, item, device, guard)`` on every config of the chosen device
+    (``prepared``: the (device, ref, kernel, guard) of an earlier phase of this process)."""
     from kopt.measure.environment import environment
     from kopt.measure.variants import select_config
 
-    device, ref, kernel, guard = _prepare(req, progress)
+    device, ref, kernel, guard = prepared or _prepare(req, progress)
     out = {"device": device, "env": environment(device), "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
@@ -76,28 +82,42 @@ def _per_config(req: dict, progress: Progress, run) -> dict:
     return out
 
 
-def task_correctness(req: dict, progress: Progress) -> dict:
+def _check(req: dict):
     from kopt.measure.correctness import check_config
 
-    return _per_config(
-        req,
-        progress,
-        lambda ref, kernel, it, device, guard: check_config(
-            ref, kernel, it, seeds=req["seeds"], device=device, guard=guard, opts=_opts(req)
-        ),
+    return lambda ref, kernel, it, device, guard: check_config(
+        ref, kernel, it, seeds=req["seeds"], device=device, guard=guard, opts=_opts(req)
     )
+
+
+def _time(req: dict):
+    from kopt.measure.timing import bench_config
+
+    return lambda ref, kernel, it, device, guard: bench_config(
+        ref, kernel, it, device=device, opts=_opts(req), guard=guard
+    )
+
+
+def task_correctness(req: dict, progress: Progress) -> dict:
+    return _per_config(req, progress, _check(req))
 
 
 def task_bench(req: dict, progress: Progress) -> dict:
-    from kopt.measure.timing import bench_config
+    return _per_config(req, progress, _time(req))
 
-    return _per_config(
-        req,
-        progress,
-        lambda ref, kernel, it, device, guard: bench_config(
-            ref, kernel, it, device=device, opts=_opts(req), guard=guard
-        ),
-    )
+
+def task_check_then_time(req: dict, progress: Progress) -> dict:
+    """The correctness gate on every config, then, only when every config passed, the benchmark,
+    in this one process: ``{"correctness": <task_correctness's result>, "bench": <task_bench's> or
+    None}``. The benchmark checks every timed call's outputs again on fresh inputs, so a kernel
+    that is right only while checked still fails."""
+    prepared = _prepare(req, progress)
+    progress.phase("correctness")
+    checked = _per_config(req, progress, _check(req), prepared)
+    if not all(r.get("ok") for r in checked["configs"]):
+        return {"correctness": checked, "bench": None}
+    progress.phase("bench")
+    return {"correctness": checked, "bench": _per_config(req, progress, _time(req), prepared)}
 
 
 def task_profile(req: dict, progress: Progress) -> dict:
@@ -173,6 +193,7 @@ def task_hardware(req: dict, progress: Progress) -> dict:
 TASKS = {
     "correctness": task_correctness,
     "bench": task_bench,
+    "check_then_time": task_check_then_time,
     "profile": task_profile,
     "hardware": task_hardware,
     "reference": task_reference,

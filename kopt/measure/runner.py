@@ -1,7 +1,8 @@
 """Run one task of a kernel variant in a child process with a time limit.
 
 The child (``python -m kopt.measure.child``) reports progress as JSON lines: ``{"start": label}`` when it
-begins a unit of work (one config) and ``{"record": {...}}`` when it finishes one. The time limit
+begins a unit of work (one config), ``{"record": {...}}`` when it finishes one, and ``{"phase": name}``
+when a task of two phases (correctness, then bench) begins one. The time limit
 applies per unit, so a hang is caught after ``timeout_s`` whatever the number of configs, and the
 records finished before a crash or hang are kept. The child runs in its own process group, so a
 hung kernel's helper processes die with it.
@@ -52,6 +53,15 @@ class ChildOutcome:
     device: str | None = None  # the device the child chose, as soon as it said
     log_tail: str = ""
     gate: dict | None = None  # which GPU the gate chose (kopt.loop.gate), or why it passed
+    phases: dict[str, int] = field(default_factory=dict)  # phase -> index of its first record
+    # seconds after the start at which the child was ready (torch imported, device chosen), began
+    # each phase, and ended: where a version's turnaround goes
+    timeline: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def phase(self) -> str | None:
+        """The phase the child was in last (None for a task of one phase)."""
+        return next(reversed(self.phases), None)
 
     @property
     def ok(self) -> bool:
@@ -72,8 +82,13 @@ def _read_progress(path: Path, offset: int, records: list, state: dict) -> int:
         except json.JSONDecodeError:
             continue
         state["last"] = time.monotonic()
+        since = round(state["last"] - state["t0"], 2)
         if "device" in ev:
             state["device"] = ev["device"]
+            state["timeline"]["ready"] = since
+        if "phase" in ev:
+            state["phases"][ev["phase"]] = len(records)
+            state["timeline"][ev["phase"]] = since
         if "start" in ev:
             state["current"] = ev["start"]
         if "record" in ev:
@@ -151,7 +166,8 @@ def run_child(
         with open(log, "ab") as logf:
             proc = _start(task, [str(req), str(out), str(prog)], logf, env, wrapper)
             records: list[dict] = []
-            state = {"last": time.monotonic(), "current": None, "device": None}
+            t0 = time.monotonic()
+            state = {"last": t0, "t0": t0, "current": None, "device": None, "phases": {}, "timeline": {}}
             with _group_killed_on_exit(proc):
                 rc, timed_out = _watch(proc, prog, records, state, timeout_s, startup_timeout_s)
         return _outcome(task, rc, timed_out, timeout_s, out, records, state, _tail(log))
@@ -180,6 +196,8 @@ def _outcome(
     """What the finished child's exit, progress and result file say: ``Interrupted`` (raised) when
     it was stopped from outside, else timeout, ok, raised or crashed."""
     cur, dev = state["current"], state["device"]
+    timeline = {**state["timeline"], "end": round(time.monotonic() - state["t0"], 2)}
+    seen = {"records": records, "device": dev, "log_tail": tail, "phases": state["phases"], "timeline": timeline}
     where = f" while running {cur}" if cur else ""
     if rc is not None and rc < 0 and -rc in EXTERNAL:
         raise Interrupted(
@@ -190,16 +208,16 @@ def _outcome(
     if timed_out:
         at = f" in {cur}" if cur else " before the first config started"
         error = f"timed out: no progress for {timeout_s:g} s{at}; the process was killed"
-        return ChildOutcome("timeout", error=error, records=records, current=cur, device=dev, log_tail=tail)
+        return ChildOutcome("timeout", error=error, current=cur, **seen)
     payload = _read_payload(out)
     if rc == 0 and payload and payload.get("ok"):
-        return ChildOutcome("ok", result=payload["result"], records=records, device=dev, log_tail=tail)
+        return ChildOutcome("ok", result=payload["result"], **seen)
     if payload and payload.get("error"):
-        return ChildOutcome("raised", error=payload["error"], records=records, current=cur, device=dev, log_tail=tail)
+        return ChildOutcome("raised", error=payload["error"], current=cur, **seen)
     last = tail.strip().splitlines()[-1:] if tail.strip() else []
     detail = f" (last output: {last[0][:300]})" if last else ""
     error = f"{_describe_exit(rc)}{where}{detail}"
-    return ChildOutcome("crashed", error=error, records=records, current=cur, device=dev, log_tail=tail)
+    return ChildOutcome("crashed", error=error, current=cur, **seen)
 
 
 def _read_payload(out: Path) -> dict | None:

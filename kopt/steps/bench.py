@@ -1,20 +1,21 @@
-"""Rule `bench` (rules/bench.smk; `baseline` times torch through it too): time a correct version
-per config in a child process under the GPU gate, and refuse figures beyond the hardware."""
+"""Rule `check_then_time` (rules/bench.smk; `baseline` runs torch through it too): the correctness
+gate, then the timing of a correct version per config, in one child process under the GPU gate;
+figures beyond the hardware are refused."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
-from kopt.measure.runner import run_gated
-from kopt.steps.common import child_request, config_cells, records_of, write_json
-from kopt.steps.correctness import correctness
+from kopt.measure.runner import ChildOutcome, run_gated
+from kopt.steps.common import cannot_run, child_request, config_cells, records_of, write_json
+from kopt.steps.correctness import Checked, blocked_check, checked, write_correctness
 from kopt.workspace.provenance import hashes, now
 from kopt.workspace.records import BENCH_COLUMNS, SampleRow
-from kopt.workspace.target import load_workspace
+from kopt.workspace.target import Workspace, load_workspace
 
 # what a child's record per config gives each bench.csv row (the rest: key, class, status, device, error)
 MEASURED = [c for c in BENCH_COLUMNS if c not in ("config_key", "config_class", "status", "device", "error")]
@@ -37,64 +38,57 @@ class Timing:
     env: dict | None = None
     child: str = "not run"
     gate: dict | None = None
+    timeline: dict | None = None  # the child's (ChildOutcome.timeline)
 
 
-def bench(
+def write_bench(
+    t: Timing,
+    ws: Workspace,
+    items: list[dict],
     *,
     version: str,
-    target: str,
     kernel: str,
-    correctness_json: str,
-    out_csv: str,
-    out_samples: str,
-    out_meta: str,
-    log: str,
+    out_dir: Path,
     params: dict,
-    hardware_json: str | None = None,
-    impl: str | None = None,
-    builds: list[str] | None = None,
+    hardware_json: str | None,
 ) -> pd.DataFrame:
-    """Time a version that passed the gate (``impl``: a torch baseline instead; ``builds``: its
-    CUDA/HIP kernels' build folders); a config faster than the hardware allows (``hardware_json``'s
-    ceilings) is refused."""
-    ws = load_workspace(Path(target).parent, versions=False)
-    corr = json.loads(Path(correctness_json).read_text())
-    req = child_request(ws, kernel, params, impl, builds)
-    items = req["configs_by_device"]["cpu" if corr["device"] == "cpu" else "cuda"]
-    if corr["status"] != "pass":  # the correctness gate: no timing of an incorrect or failed kernel
-        why = f"not timed: correctness {corr['status']}: {corr['error']}"
-        method = _method(corr["device"])
-        rows = [
-            {**config_cells(it), "status": "skipped", "device": corr["device"], "method": method, "error": why}
-            for it in items
-        ]
-        t = Timing(corr["device"], rows, env=corr["provenance"].get("env"))
-    else:
-        t = _timed(req, params, log, corr["provenance"].get("env"))
+    """bench.csv, bench_samples.csv and bench.json of one version's timing; a config faster than
+    the hardware allows (``hardware_json``'s ceilings) is refused first."""
     limit_check = None
     if hardware_json:
         hw = json.loads(Path(hardware_json).read_text())
         limit_check = refuse_beyond_hardware(t.rows, hw, params.get("ceiling_margin_pct", 15.0))
     df = pd.DataFrame(t.rows, columns=(list(items[0]["config"]) if items else []) + BENCH_COLUMNS)
-    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out_csv, index=False)
-    pd.DataFrame(t.samples, columns=list(SampleRow.model_fields)).to_csv(out_samples, index=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out_dir / "bench.csv", index=False)
+    pd.DataFrame(t.samples, columns=list(SampleRow.model_fields)).to_csv(out_dir / "bench_samples.csv", index=False)
     prov = {
         **hashes(kernel, ws.ref, ws.target, params),
         "created": now(),
         "env": t.env,
         "child": t.child,
+        "child_timeline": t.timeline,
         "gate": t.gate,
     }
-    write_json(out_meta, _meta(version, t, params, limit_check, prov))
+    write_json(out_dir / "bench.json", _meta(version, t, params, limit_check, prov))
     return df
 
 
-def _timed(req: dict, params: dict, log: str, env: dict | None) -> Timing:
-    """One bench child over every config; a config it did not finish gets the error."""
-    outcome = run_gated("bench", req, params, timeout_s=params["timeout_s"], log_path=log)
+def not_timed(c: Checked, items: list[dict]) -> Timing:
+    """The rows of a version the correctness gate stopped: skipped, with the gate's reason."""
+    why = f"not timed: correctness {c.status}: {c.error}"
+    method = _method(c.device)
+    rows = [
+        {**config_cells(it), "status": "skipped", "device": c.device, "method": method, "error": why} for it in items
+    ]
+    env = (c.outcome.result or {}).get("env") if c.outcome else None
+    return Timing(c.device, rows, env=env)
+
+
+def timed(outcome: ChildOutcome, req: dict, env: dict | None) -> Timing:
+    """The bench phase's rows and samples; a config it did not finish gets the error."""
     device, records, err, child_env = records_of(outcome, req)
-    t = Timing(device, [], env=child_env or env, child=outcome.status, gate=outcome.gate)
+    t = Timing(device, [], env=child_env or env, child=outcome.status, gate=outcome.gate, timeline=outcome.timeline)
     gpu = (t.env or {}).get("gpu") or "cpu"
     for r in records:
         row = {**config_cells(r), "status": "failed" if err else "ok", "device": gpu, "error": err}
@@ -107,6 +101,26 @@ def _timed(req: dict, params: dict, log: str, env: dict | None) -> Timing:
             row["method"] = _method(device)
         t.rows.append(row)
     return t
+
+
+def phases(outcome: ChildOutcome) -> tuple[ChildOutcome, ChildOutcome | None]:
+    """The one ``check_then_time`` child as the correctness child and the bench child it stands
+    for; the bench part is None when the gate stopped the version (or the child died before)."""
+    shared = {
+        "device": outcome.device,
+        "log_tail": outcome.log_tail,
+        "gate": outcome.gate,
+        "timeline": outcome.timeline,
+    }
+    if outcome.ok:
+        res = outcome.result
+        check = ChildOutcome("ok", result=res["correctness"], **shared)
+        return check, (ChildOutcome("ok", result=res["bench"], **shared) if res["bench"] else None)
+    if outcome.phase != "bench":  # the child failed before or while checking
+        return outcome, None
+    first = outcome.phases["bench"]
+    check = ChildOutcome("ok", records=outcome.records[:first], **shared)
+    return check, replace(outcome, records=outcome.records[first:], phases={})
 
 
 def _method(device: str) -> str:
@@ -172,19 +186,28 @@ def check_then_time(
 ) -> tuple[dict, pd.DataFrame | None]:
     """The correctness gate, then (unless ``time`` is False) the timing, of one kernel or torch
     baseline ``impl`` into ``out_dir``: correctness.{json,md}, bench.csv, bench_samples.csv and
-    bench.json. The baseline rule, the benchmarks and the tests run a version this way."""
+    bench.json. One child process does both (torch starts once per version); it times only when
+    every config passed. ``builds``: the build folders of a CUDA/HIP version's kernels; when they
+    cannot run here (a failed build, no GPU) no child starts and the reason is the verdict."""
     d = Path(out_dir)
-    common = {"version": version, "target": target, "kernel": kernel, "impl": impl, "log": log, "params": params}
-    common["builds"] = builds
-    corr = correctness(**common, out_json=str(d / "correctness.json"), out_md=str(d / "correctness.md"))
+    ws = load_workspace(Path(target).parent, versions=False)
+    req = child_request(ws, kernel, params, impl, builds)
+    blocked = cannot_run(builds or [], params)
+    timing = None
+    if blocked:
+        check = blocked_check(req, blocked)
+    else:
+        task = "check_then_time" if time else "correctness"
+        outcome = run_gated(task, req, params, timeout_s=params["timeout_s"], log_path=log)
+        check_part, timing = phases(outcome) if time else (outcome, None)
+        check = checked(check_part, req)
+    files = {"version": version, "kernel": kernel, "params": params}
+    doc = write_correctness(check, ws, out_json=str(d / "correctness.json"), out_md=str(d / "correctness.md"), **files)
     if not time:
-        return corr, None
-    df = bench(
-        **common,
-        correctness_json=str(d / "correctness.json"),
-        out_csv=str(d / "bench.csv"),
-        out_samples=str(d / "bench_samples.csv"),
-        out_meta=str(d / "bench.json"),
-        hardware_json=hardware_json,
-    )
-    return corr, df
+        return doc, None
+    items = req["configs_by_device"]["cpu" if check.device == "cpu" else "cuda"]
+    if check.status == "pass" and timing is not None:
+        t = timed(timing, req, doc["provenance"]["env"])
+    else:
+        t = not_timed(check, items)
+    return doc, write_bench(t, ws, items, out_dir=d, hardware_json=hardware_json, **files)

@@ -1,15 +1,17 @@
-"""Rules `reference` and `correctness` (rules/correctness.smk): ref.py on its own, then each
-version against it on fresh inputs, in a child process under the time limit."""
+"""Rule `reference` (rules/correctness.smk): ref.py on its own; and the correctness gate's verdict
+and files for each version, checked against it on fresh inputs (the child that checks, then times
+a version is started by kopt.steps.bench.check_then_time)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from kopt.measure.runner import run_gated
+from kopt.measure.runner import ChildOutcome, run_gated
 from kopt.report.render import render
-from kopt.steps.common import cannot_run, child_request, records_of, write_json
+from kopt.steps.common import child_request, records_of, write_json
 from kopt.workspace.provenance import hashes, now
-from kopt.workspace.target import WorkspaceError, load_workspace
+from kopt.workspace.target import Workspace, WorkspaceError, load_workspace
 
 # correctness.md's word for each status of correctness.json
 STATUS_WORDS = {"pass": "pass", "incorrect": "fail", "failed": "failed", "unsupported": "not run"}
@@ -29,48 +31,55 @@ def check_reference(*, target: str, out_json: str, log: str, params: dict) -> di
     return doc
 
 
-def correctness(
-    *,
-    version: str,
-    target: str,
-    kernel: str,
-    out_json: str,
-    out_md: str,
-    log: str,
-    params: dict,
-    impl: str | None = None,
-    builds: list[str] | None = None,
+@dataclass
+class Checked:
+    """The correctness gate's outcome for one version: status, error, device and a record per config."""
+
+    status: str  # pass | incorrect | failed | unsupported
+    error: str | None
+    device: str
+    records: list[dict]
+    outcome: ChildOutcome | None  # None: no child ran (a failed build, no GPU)
+
+
+def blocked_check(req: dict, blocked: tuple[str, str]) -> Checked:
+    """A version that cannot run here (``cannot_run``): the reason is the verdict of every config."""
+    status, err = blocked
+    device = "cpu" if status == "unsupported" else "cuda"
+    records = [{**it, "result": "NOT RUN", "reason": err, "seeds": []} for it in req["configs_by_device"][device]]
+    return Checked(status, err, device, records, None)
+
+
+def checked(outcome: ChildOutcome, req: dict) -> Checked:
+    """The gate's verdict from the child that checked every config."""
+    device, records, err, _ = records_of(outcome, req)
+    status, err = _verdict(records, err)
+    return Checked(status, err, device, records, outcome)
+
+
+def write_correctness(
+    c: Checked, ws: Workspace, *, version: str, kernel: str, out_json: str, out_md: str, params: dict
 ) -> dict:
-    """``impl`` (eager / compile) checks the torch baseline instead; ``kernel`` is then ref.py.
-    ``builds``: the build folders of a CUDA/HIP version's kernels; when they cannot run here (a
-    failed build, no GPU) no child starts and the reason is the verdict."""
-    ws = load_workspace(Path(target).parent, versions=False)
-    req = child_request(ws, kernel, params, impl, builds)
-    blocked = cannot_run(builds or [], params)
-    if blocked:
-        status, err = blocked
-        device, env, outcome = ("cpu" if status == "unsupported" else "cuda"), None, None
-        records = [{**it, "result": "NOT RUN", "reason": err, "seeds": []} for it in req["configs_by_device"][device]]
-    else:
-        outcome = run_gated("correctness", req, params, timeout_s=params["timeout_s"], log_path=log)
-        device, records, err, env = records_of(outcome, req)
-        status, err = _verdict(records, err)
-    for r in records:
+    """correctness.json and correctness.md of a version (or a torch baseline: ``kernel`` is ref.py)."""
+    for r in c.records:
         r.pop("tol", None)
+    o = c.outcome
+    env = (o.result or {}).get("env") if o else None
     doc = {
         "version": version,
-        "status": status,
-        "error": err,
-        "device": device,
-        "method": "not run" if outcome is None else ("cpu-interpreter" if device == "cpu" else device),
+        "status": c.status,
+        "error": c.error,
+        "device": c.device,
+        "method": "not run" if o is None else ("cpu-interpreter" if c.device == "cpu" else c.device),
         "seeds": ws.seeds,
-        "configs": records,
+        "configs": c.records,
         "provenance": {
             **hashes(kernel, ws.ref, ws.target, params),
             "created": now(),
             "env": env,
-            "child": outcome.status if outcome else "not run",
-            "gate": outcome.gate if outcome else None,
+            "child": o.status if o else "not run",
+            "child_timeline": o.timeline if o else None,
+            "gate": o.gate if o else None,
         },
     }
     write_json(out_json, doc)
@@ -78,13 +87,13 @@ def correctness(
         render(
             "correctness.md.j2",
             version=version,
-            status=STATUS_WORDS[status],
-            error=err,
+            status=STATUS_WORDS[c.status],
+            error=c.error,
             kernel=kernel,
             ref=str(ws.ref),
-            device=device if outcome else f"{device} (not run)",
+            device=c.device if o else f"{c.device} (not run)",
             seeds=ws.seeds,
-            configs=records,
+            configs=c.records,
             provenance=doc["provenance"],
         )
     )

@@ -1,13 +1,15 @@
-"""Rule `bench` (kopt.steps.bench) after `correctness`: an honest kernel passes and is timed, and a
-result beyond the hardware's physical limit is refused. On the CPU through the Triton interpreter."""
+"""Rule `check_then_time` (kopt.steps.bench): an honest kernel passes the gate and is timed in the
+same child process, a kernel that fails once timed keeps the gate's verdict, and a result beyond the
+hardware's physical limit is refused. On the CPU through the Triton interpreter."""
 
 import json
 from pathlib import Path
 
 import pandas as pd
 
+from kopt.measure import runner
 from kopt.steps.compare import candidate
-from tests.helpers import run_version
+from tests.helpers import BAD, run_version
 
 
 def test_honest_kernel_passes_and_is_timed(tiny, tmp_path, run_params):
@@ -25,6 +27,37 @@ def test_honest_kernel_passes_and_is_timed(tiny, tmp_path, run_params):
     if corr["device"] == "cpu":
         assert set(df["method"]) == {"cpu-interpreter"}
         assert "cpu-interpreter" in (out / "correctness.md").read_text()
+
+
+def test_one_child_checks_then_times(tiny, tmp_path, run_params, monkeypatch):
+    started = []
+    real = runner.run_child
+    monkeypatch.setattr(runner, "run_child", lambda task, *a, **kw: started.append(task) or real(task, *a, **kw))
+    corr, df, out = run_version(tiny, tiny / "kernels" / "v0.py", run_params, tmp_path)
+    assert started == ["check_then_time"] and corr["status"] == "pass" and (df["status"] == "ok").all()
+    meta = json.loads((out / "bench.json").read_text())
+    assert corr["provenance"]["env"] == meta["provenance"]["env"] and meta["provenance"]["child"] == "ok"
+    t = meta["provenance"]["child_timeline"]  # seconds from the child's start: where the turnaround goes
+    assert (
+        list(t) == ["ready", "correctness", "bench", "end"]
+        and 0 < t["ready"] <= t["correctness"] <= t["bench"] < t["end"]
+    )
+
+
+def test_a_kernel_that_dies_once_timed_keeps_its_gate_verdict_and_fails_its_timing(tiny, tmp_path, run_params):
+    corr, df, out = run_version(tiny, BAD / "dies_when_timed.py", run_params, tmp_path)
+    assert corr["status"] == "pass" and [c["result"] for c in corr["configs"]] == ["PASS", "PASS"]
+    assert corr["provenance"]["child"] == "ok"
+    assert (df["status"] == "failed").all(), df
+    assert "killed by SIGSEGV while running config M=" in df["error"].iloc[0]
+    assert json.loads((out / "bench.json").read_text())["provenance"]["child"] == "crashed"
+
+
+def test_an_incorrect_kernel_is_not_timed(tiny, tmp_path, run_params):
+    corr, df, _ = run_version(tiny, BAD / "wrong.py", run_params, tmp_path)
+    assert corr["status"] == "incorrect"
+    assert (df["status"] == "skipped").all() and df["error"].str.startswith("not timed: correctness incorrect").all()
+    assert df["median_us"].isna().all()
 
 
 def _hardware(tmp_path: Path, gbps: float, tflops: float, device: str = "cuda") -> str:

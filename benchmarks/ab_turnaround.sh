@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One new version's turnaround, this tree against another (an older commit's files, e.g. from
+# `git archive <commit> Snakefile rules scripts kopt config examples envs profiles report benchmarks
+# | tar -x -C .old/base`), alternated in one device call so both see the same machine:
+#   bash benchmarks/ab_turnaround.sh .old/base 2
+# Builds the example to v1 here, copies the tree to the other, then reruns v1's rules
+# (--forcerun results/v1/correctness.json) in each tree in turn, printing each rule's seconds
+# (benchmarks/turnaround.py) and each Snakemake run's wall time.
+set -uo pipefail
+other=$(cd "$1" && pwd) rounds=${2:-2} here=$PWD
+OUT=${OUT:-/tmp/kopt-out}
+mkdir -p "$OUT"
+python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists" || true
+export PYTHONUNBUFFERED=1
+sm() {
+  local tree=$1
+  shift
+  (cd "$tree" && PYTHONPATH=/tmp/site:$tree /usr/bin/time -f "[wall %e s]" python3 -m snakemake --cores 1 "$@" --rerun-triggers mtime)
+}
+rm -rf results .snakemake
+sm "$here" results/v1/compare.json > "$OUT/build.log" 2>&1
+rm -rf "$other/results" "$other/.snakemake"
+cp -a results "$other/results"
+rm -rf "$other/results/benchmarks"  # its rules write their own timing records
+for i in $(seq "$rounds"); do
+  for tree in "$other" "$here"; do
+    name=$([ "$tree" = "$here" ] && echo this || echo other)
+    sm "$tree" results/v1/compare.json --forcerun results/v1/correctness.json > "$OUT/round$i-$name.log" 2>&1
+    echo "== round $i, $name tree ($tree): $(grep -h 'wall' "$OUT/round$i-$name.log")"
+    python3 "$here/benchmarks/turnaround.py" "$tree/results" v1
+  done
+done | tee "$OUT/ab.txt"
+tar czf "$OUT/results.tgz" results/
