@@ -21,6 +21,7 @@ else:  # a target of kind command: commits judged by a fixed benchmark command
 
 
 include: "rules/hardware.smk"
+include: "rules/recorded.smk"
 include: "rules/bottleneck.smk"
 include: "rules/compare.smk"
 include: "rules/experience.smk"

@@ -6,6 +6,7 @@
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
 #   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
+#   bash benchmarks/h100_run.sh rerun    # `kopt rerun v1` of the tree in docs/runs/h100-cuda/ (RERUN_FROM, RERUN_VERSION)
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
 #                                        (removes .snakemake/metadata: for the GPU machine's copy, not a checkout)
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
@@ -66,6 +67,13 @@ turnaround)
   python3 -m kopt.workspace.records results > "$OUT/records.txt" 2>&1
   tar czf "$OUT/results.tgz" results/
   cat "$OUT/turnaround.txt" "$OUT/records.txt"; grep -h "wall\|Nothing" "$OUT/v0.log" "$OUT/v1.log" "$OUT/noop.log" "$OUT/startup.log"
+  ;;
+rerun)
+  rm -rf results reruns
+  cp -a "${RERUN_FROM:-docs/runs/h100-cuda/results}" results
+  run python3 -m kopt.cli rerun "${RERUN_VERSION:-v1}" > "$OUT/rerun.txt" 2>&1
+  tar czf "$OUT/reruns.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/worktree' reruns/
+  tail -n 25 "$OUT/rerun.txt"
   ;;
 rebuild)
   t=${REBUILD_TARGET:-results/v1/compare.json}

@@ -127,6 +127,18 @@ def resolved_commit(wildcards):
         return f"unresolved {ref}"
 
 
+def recorded_files(wildcards):
+    """What a version was made from: its kernel files, its metadata, a command version's patch,
+    ref.py (or a command target's target.yaml) and target.yaml."""
+    v = WS.version(wildcards.version)
+    files = {*sources_of(wildcards), REF, ws_file("target.yaml")}
+    if v.meta_path.is_file():
+        files.add(str(v.meta_path))
+    if v.meta.get("patch"):
+        files.add(str(v.meta_path.parent / v.meta["patch"]))
+    return sorted(files)
+
+
 def parent_files(wildcards):
     """The parent's kernel (for the diff size) and bottleneck (for the experience log)."""
     parent = WS.version(wildcards.version).parent

@@ -14,6 +14,7 @@ rule compare:
         bench="results/{version}/bench.csv",
         bench_meta="results/{version}/bench.json",
         bottleneck="results/{version}/bottleneck.json",
+        recorded="results/{version}/recorded",
     output:
         json="results/{version}/compare.json",
     log:

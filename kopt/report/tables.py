@@ -285,7 +285,10 @@ def speedups(res: Results, comps: dict[str, dict | None] | None = None) -> list[
                 "roofline": frac,
                 "gap": None if frac is None or target is None else max(target - frac, 0.0),
                 "bottleneck": b.get("bottleneck", "-"),
-                "next": [d["idea"] for d in b.get("next_directions", [])[:2]],
+                "next": [
+                    f"{d['idea']} ({d['evidence']})" if d.get("evidence") else d["idea"]
+                    for d in b.get("next_directions", [])[:2]
+                ],
             }
         )
     return rows

@@ -13,6 +13,7 @@ import pandas as pd
 
 from kopt.analysis import bottleneck as bn
 from kopt.analysis import registry as hw
+from kopt.analysis.directions import Evidence, directions
 from kopt.analysis.roofline import point
 from kopt.measure.runner import run_gated
 from kopt.profilers import ncu, rocprof
@@ -282,6 +283,7 @@ def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float, lan
     """One class's verdict: from the profiler's counters when it has them, else its roofline."""
     fracs = [p["fraction"] for p in points if p["fraction"] is not None]
     worst = min(fracs) if fracs else None
+    profiled = next((p for p in points if p["config_key"] == pc.get("key")), points[-1])
     k = pc.get("counters")
     if k and k.get("sm_throughput_pct") is not None and k.get("memory_throughput_pct") is not None:
         verdict = bn.classify_counters(
@@ -292,8 +294,8 @@ def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float, lan
             waves_per_sm=k.get("waves_per_sm"),
         )
     else:
-        profiled = next((p for p in points if p["config_key"] == pc.get("key")), points[-1])
         verdict = bn.classify_roofline(fraction=profiled["fraction"], side=profiled["side"])
+    evidence = Evidence.of_class(verdict["class"], language, k, pc.get("resources"), profiled, target)
     return {
         "class": cls,
         "bottleneck": verdict["class"],
@@ -305,7 +307,7 @@ def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float, lan
         "roofline": points,
         "roofline_fraction_min": worst,
         "target_reached": worst is not None and worst >= target,
-        "next_directions": bn.next_directions(verdict["class"], language),
+        "next_directions": directions(evidence),
         "rules": (k or {}).get("rules", []),
         "warp_stalls_top": (k or {}).get("warp_stalls_top", []),
     }

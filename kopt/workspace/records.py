@@ -366,6 +366,16 @@ class EnvCheck(Closed):
     provenance: dict
 
 
+class Recorded(Closed):
+    """results/vN/recorded/manifest.json: what a version was made from, kept by content."""
+
+    created: str
+    workspace: str
+    files: dict[str, str]  # path in the workspace -> sha256 (the copy is files/<path>)
+    packages: dict[str, str]  # every installed package -> exact version
+    packages_sha256: str
+
+
 # results-relative glob -> the model of every file it matches (settings/*.json are free-form
 # config excerpts, validated by config/schemas when the config is read)
 FILES: dict[str, type[BaseModel]] = {
@@ -377,6 +387,7 @@ FILES: dict[str, type[BaseModel]] = {
     "v*/profile/profile.json": Profile,
     "v*/bottleneck.json": Bottleneck,
     "v*/compare.json": Compare,
+    "v*/recorded/manifest.json": Recorded,
     "state.json": State,
     "reference.json": Reference,
     "workspace.json": Owner,
