@@ -30,7 +30,10 @@ rule compare:
 rule state:
     """The loop state after the last version: best, counters, repairs, stop flag and reason."""
     input:
-        compare=f"results/{LAST}/compare.json",
+        compare=expand("results/{version}/compare.json", version=VERSIONS),
+        bench=expand("results/{version}/bench.csv", version=VERSIONS),
+        bottleneck=expand("results/{version}/bottleneck.json", version=VERSIONS),
+        drafts=[f"{WS.root}/kernels/{d}.yaml" for d in WS.drafts],
     output:
         json="results/state.json",
     log:

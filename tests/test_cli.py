@@ -23,8 +23,10 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
     assert "no results yet" in capsys.readouterr().out
     assert kopt(["new", "--workspace", str(ws), "--results", str(results), "--from", "v1"]) == 0
     assert (ws / "kernels" / "v8.py").read_text() == (ws / "kernels" / "v1.py").read_text()
-    with pytest.raises(WorkspaceError, match=r"v8\.yaml: hypothesis: required .*not TODO"):
-        load_workspace(ws)
+    w = load_workspace(ws)  # v8 still says TODO: a draft, which the graph skips
+    assert w.drafts == ["v8"] and w.versions[-1].name == "v7"
+    with pytest.raises(WorkspaceError, match=r"v8\.yaml: v8 is a draft \(TODO fields\): fill them in first"):
+        w.version("v8")
     (ws / "kernels" / "v8.yaml").unlink()
     (ws / "kernels" / "v8.py").unlink()
     assert kopt(["mask", "--workspace", str(ws), "v2"]) == 0
@@ -34,13 +36,13 @@ def test_kopt_new_status_mask(ws, tmp_path, capsys):
     (results / "v7").mkdir(parents=True)
     (results / "workspace.json").write_text(json.dumps({"workspace": str(ws)}))  # whose tree this is
     state = {"best": {"version": "v1", "medians": {}}, "consecutive_regressions": 2, "stop": False}
-    (results / "v7" / "compare.json").write_text(json.dumps({"version": "v7", "best_after": "v1", "state": state}))
+    comp = {"version": "v7", "best_after": "v1", "state": state, "decision": "discard", "reason": "regression"}
+    (results / "v7" / "compare.json").write_text(json.dumps(comp))
     kopt(["status", "--workspace", str(ws), "--results", str(results)])  # from the last comparison
     out = capsys.readouterr().out
     assert "best: v1  (state after v7)" in out and "consecutive regressions: 2" in out
-    (results / "state.json").write_text(
-        json.dumps({"after": "v7", "best": "v1", "stop": True, "stop_reason": "target reached"})
-    )
+    comp["state"].update(stop=True, stop_reason="target reached")
+    (results / "v7" / "compare.json").write_text(json.dumps(comp))
     kopt(["status", "--workspace", str(ws), "--results", str(results)])
     out = capsys.readouterr().out
     assert "best: v1" in out and "STOP: target reached" in out
@@ -97,3 +99,76 @@ def test_kopt_experience_commands(tmp_path, capsys):
     assert "merged 1 new entries" in capsys.readouterr().out
     assert kopt(["experience", "--db", db, "merge", db]) == 2  # into itself: refused with a message
     assert "into itself" in capsys.readouterr().err
+
+
+def _recorded(ws, results, comp):
+    """A results tree whose last comparison (v7's) is ``comp``."""
+    (results / "v7").mkdir(parents=True, exist_ok=True)
+    (results / "workspace.json").write_text(json.dumps({"workspace": str(ws)}))
+    (results / "v7" / "compare.json").write_text(json.dumps({"version": "v7", **comp}))
+    return ["--workspace", str(ws), "--results", str(results)]
+
+
+def _state(best="v1", **st):
+    return {"best": {"version": best} if best else None, "consecutive_regressions": 0, "stop": False, **st}
+
+
+def test_a_proposed_split_is_the_next_action_and_kopt_new_split_writes_it(ws, tmp_path, capsys):
+    split = {
+        "improved": ["N=256"],
+        "regressed": ["N=2048"],
+        "dispatch": [{"when": {"N": [256]}, "use": "v7"}, {"use": "v1"}],
+    }
+    comp = {
+        "state": _state(),
+        "decision": "split-recommended",
+        "reason": "improved and regressed classes",
+        "detail": "d",
+        "split": split,
+    }
+    args = _recorded(ws, tmp_path / "results", comp)
+    assert kopt(["status", "--json", *args]) == 0
+    nxt = json.loads(capsys.readouterr().out)["next"]
+    assert (
+        nxt["action"] == "split"
+        and nxt["dispatch"] == split["dispatch"]
+        and nxt["command"].startswith("kopt new --split --workspace")
+    )
+    assert kopt(["new", "--split", *args]) == 0
+    v8 = load_workspace(ws).version("v8")  # written in full: not a draft
+    assert v8.kind == "dispatch" and v8.meta["dispatch"] == split["dispatch"] and v8.meta["parent"] == "v1"
+
+
+def test_a_stopped_loop_says_stop_and_eval_exits_14(ws, tmp_path, capsys):
+    from kopt.cli.loop import EXIT, outcome
+
+    comp = {
+        "state": _state(stop=True, stop_reason="5 consecutive regressions"),
+        "decision": "discard",
+        "reason": "regression",
+    }
+    args = _recorded(ws, tmp_path / "results", comp)
+    assert kopt(["status", "--json", *args]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["next"] == {"action": "stop", "reason": "5 consecutive regressions"} and st["stop"] is True
+    assert EXIT[outcome(comp, st)] == 14
+
+
+def test_kopt_new_refuses_without_a_correct_version_and_a_repair_of_a_passing_one(ws, tmp_path, capsys):
+    comp = {"state": _state(best=None), "decision": "discard", "reason": "incorrect", "detail": "NaN"}
+    args = _recorded(ws, tmp_path / "results", comp)
+    assert kopt(["new", *args]) == 2
+    assert "no correct version to start from yet (next: kopt new --repair v7" in capsys.readouterr().err
+    (tmp_path / "results" / "v6").mkdir()
+    (tmp_path / "results" / "v6" / "compare.json").write_text(
+        json.dumps({"version": "v6", "decision": "keep", "reason": "improved"})
+    )
+    assert kopt(["new", "--repair", "v6", *args]) == 2
+    assert "v6 is not incorrect or failed, so there is nothing to repair" in capsys.readouterr().err
+
+
+def test_experience_recommend_as_json(tmp_path, capsys):
+    args = ["--kernel-type", "softmax", "--backend", "triton", "--chip", "H100", "--bottleneck", "memory-bound"]
+    assert kopt(["experience", "--db", str(tmp_path / "e.sqlite"), "recommend", *args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and {"strategy", "score", "keeps", "tries", "idea"} <= set(rows[0])

@@ -1,10 +1,15 @@
-"""The loop state as a reader sees it (results/state.json, `kopt status`), built in one place from
-a comparison: the decision fold's state after that version, without the per-class detail."""
+"""The loop state as a reader sees it (results/state.json, `kopt status [--json]`, `kopt eval`),
+built in one place: the decision fold's state after the last comparison, the best version's
+figures and roofline gap per class, and the next action as data."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pandas as pd
+
+from kopt.loop.decide import MAX_REPAIRS, geomean
 
 
 def summary(comp: dict) -> dict:
@@ -23,15 +28,86 @@ def summary(comp: dict) -> dict:
     }
 
 
-def latest(results: str | Path, versions: list[str]) -> dict | None:
-    """The state after the last of ``versions`` that has a comparison in ``results``: state.json
-    when it was written after that same comparison (same version, not older), else built from the
-    comparison; None if none."""
+def last_compare(results: str | Path, versions: list[str]) -> dict | None:
+    """The comparison of the last of ``versions`` that has one in ``results``."""
     for v in reversed(versions):
         p = Path(results) / v / "compare.json"
         if p.is_file():
-            saved = Path(results) / "state.json"
-            fresh = saved.is_file() and saved.stat().st_mtime >= p.stat().st_mtime
-            doc = json.loads(saved.read_text()) if fresh else {}
-            return doc if doc.get("after") == v else summary(json.loads(p.read_text()))
+            return json.loads(p.read_text())
     return None
+
+
+def best_classes(results: str | Path, best: str | None) -> dict:
+    """Per config class of the best version: its time (geomean over the class's configs, on the
+    profiler's GPU time where every config has it), roofline fraction, gap to the target,
+    bottleneck and top two directions with their evidence."""
+    if best is None:
+        return {}
+    bench, bottleneck = Path(results) / best / "bench.csv", Path(results) / best / "bottleneck.json"
+    out: dict[str, dict] = {}
+    if bench.is_file():
+        df = pd.read_csv(bench)
+        for cls, rows in df[df["status"] == "ok"].groupby("config_class", sort=False):
+            col = "profiler_us" if rows["profiler_us"].notna().all() else "median_us"
+            out[cls] = {"time_us": round(geomean(rows[col]), 3), "clock": col}
+    if bottleneck.is_file():
+        doc = json.loads(bottleneck.read_text())
+        for c in doc.get("classes", []):
+            frac = c.get("roofline_fraction_min")
+            out.setdefault(c["class"], {}).update(
+                roofline_fraction=frac,
+                gap=None if frac is None else round(max(doc["target_fraction"] - frac, 0.0), 4),
+                bottleneck=c.get("bottleneck"),
+                directions=[
+                    {k: d.get(k) for k in ("id", "idea", "evidence")} for d in c.get("next_directions", [])[:2]
+                ],
+            )
+    return out
+
+
+def next_action(st: dict | None, comp: dict | None, missing: list[str], drafts: list[str]) -> dict:
+    """What to do next, as data: stop, evaluate, finish a draft, split, repair, or a new hypothesis."""
+    if st and st["stop"]:
+        return {"action": "stop", "reason": st["stop_reason"]}
+    if missing:
+        return {"action": "evaluate", "version": missing[-1], "command": f"kopt eval {missing[-1]}"}
+    if drafts:
+        return {"action": "finish-draft", "version": drafts[0], "why": "its metadata still says TODO"}
+    if comp is None:
+        return {"action": "evaluate", "version": "v0", "command": "kopt eval v0"}
+    if comp["decision"] == "split-recommended":
+        return {"action": "split", "dispatch": comp["split"]["dispatch"], "command": "kopt new --split"}
+    proposal = comp.get("repair_of") or comp["version"]
+    attempt = st["repairs"].get(proposal, 0) + 1
+    if comp["reason"] in ("incorrect", "failed") and proposal not in st["abandoned"] and attempt <= MAX_REPAIRS:
+        v = comp["version"]
+        return {
+            "action": "repair",
+            "version": v,
+            "proposal": proposal,
+            "attempt": attempt,
+            "of": MAX_REPAIRS,
+            "why": comp.get("detail"),
+            "command": f"kopt new --repair {v}",
+        }
+    if st["best"] is None:
+        return {"action": "stop", "reason": "no correct version and nothing left to repair: write a new v0"}
+    return {"action": "new", "from": st["best"], "command": "kopt new"}
+
+
+def record(results: str | Path, versions: list[str], drafts: list[str]) -> dict:
+    """results/state.json's record: the state, the best's figures per class, the last decision and
+    the next action (with the best's bottleneck and top directions when it is a new hypothesis)."""
+    comp = last_compare(results, versions)
+    st = summary(comp) if comp else None
+    after = versions.index(comp["version"]) + 1 if comp and comp["version"] in versions else 0
+    missing = versions[after:]  # the comparisons are a chain: what follows the last one is not built
+    doc = {**(st or {"after": None, "best": None}), "versions": versions, "drafts": drafts}
+    doc["classes"] = best_classes(results, doc["best"])
+    doc["last"] = {k: comp.get(k) for k in ("version", "decision", "reason", "detail")} if comp else None
+    doc["next"] = next_action(st, comp, missing, drafts)
+    if doc["next"]["action"] == "new":
+        doc["next"]["from_evidence"] = {
+            c: {k: v.get(k) for k in ("bottleneck", "gap", "directions")} for c, v in doc["classes"].items()
+        }
+    return doc

@@ -11,7 +11,7 @@ import pandas as pd
 import yaml
 
 from kopt.loop import decide as dec
-from kopt.loop.state import summary
+from kopt.loop.state import record
 from kopt.steps.common import write_json
 from kopt.workspace.provenance import hashes, now
 from kopt.workspace.records import config_columns
@@ -177,8 +177,9 @@ def _clean(obj):
     return obj
 
 
-def write_state(last_compare: str, out_json: str) -> dict:
-    """results/state.json: the loop state after the last version."""
-    doc = {**summary(json.loads(Path(last_compare).read_text())), "created": now()}
+def write_state(results: str, versions: list[str], drafts: list[str], out_json: str) -> dict:
+    """results/state.json: the loop state after the last version, the best's figures per class and
+    the next action (kopt.loop.state.record, which `kopt status --json` prints too)."""
+    doc = {**record(results, versions, drafts), "created": now()}
     write_json(out_json, doc)
     return doc

@@ -307,7 +307,15 @@ class Compare(Closed):
     override_ignored: Any = None
 
 
+class NextAction(Open):
+    """What to do next (kopt.loop.state.next_action): the action and what it needs."""
+
+    action: Literal["evaluate", "finish-draft", "split", "repair", "new", "stop"]
+
+
 class State(Closed):
+    """results/state.json and `kopt status --json` (kopt.loop.state.record)."""
+
     after: str
     best: str | None
     consecutive_regressions: int
@@ -317,6 +325,11 @@ class State(Closed):
     stop: bool
     stop_reason: str | None
     recent_regressions: list
+    versions: list[str]
+    drafts: list[str]
+    classes: dict[str, dict]  # per class of the best: time, roofline fraction, gap, bottleneck, directions
+    last: dict | None
+    next: NextAction
     created: str
 
 

@@ -86,6 +86,7 @@ class Workspace:
     dtype_column: str
     versions: list[Version]
     command: Any = None  # kopt.workspace.command.CommandSpec for a target of kind command
+    drafts: list[str] = field(default_factory=list)  # the last versions, still saying TODO: not run
 
     @property
     def ref(self) -> Path:
@@ -101,6 +102,10 @@ class Workspace:
         for v in self.versions:
             if v.name == name:
                 return v
+        if name in self.drafts:
+            raise WorkspaceError(
+                f"{self.root / 'kernels' / name}.yaml: {name} is a draft (TODO fields): fill them in first"
+            )
         raise WorkspaceError(f"{self.root / 'kernels'}: no version {name}")
 
     def classes(self, configs: list[dict[str, Any]] | None = None) -> list[str]:
@@ -253,7 +258,10 @@ def _kernel_of(kdir: Path, n: int, found: list[Path]) -> Path:
     return kernels[0] if kernels else kdir / f"v{n}.py"
 
 
-def discover_versions(root: Path, classes: list[str], configs: list[dict] | None = None) -> list[Version]:
+def discover_versions(
+    root: Path, classes: list[str], configs: list[dict] | None = None
+) -> tuple[list[Version], list[str]]:
+    """The versions the graph runs, in order, and the trailing drafts it skips."""
     configs = configs or []
     kdir = root / "kernels"
     if not kdir.is_dir():
@@ -267,6 +275,9 @@ def discover_versions(root: Path, classes: list[str], configs: list[dict] | None
         numbers.setdefault(int(p.stem[1:]), []).append(p)
     if 0 not in numbers:
         raise WorkspaceError(f"{kdir / 'v0.py'}: file is missing (v0 is the baseline)")
+    drafts = trailing_drafts(kdir, list(numbers))
+    for n in drafts:
+        del numbers[n]
     versions = []
     for n in range(max(numbers) + 1):
         kernel, meta_path = _kernel_of(kdir, n, numbers.get(n, [])), kdir / f"v{n}.yaml"
@@ -295,7 +306,7 @@ def discover_versions(root: Path, classes: list[str], configs: list[dict] | None
             if tc not in classes:
                 raise WorkspaceError(f"{meta_path}: target_class: '{tc}' is not a config class {classes}")
         versions.append(v)
-    return versions
+    return versions, [f"v{n}" for n in drafts]
 
 
 def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
@@ -315,7 +326,7 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
         c = config_class(cfg, t["class_by"])
         if c not in all_classes:
             all_classes.append(c)
-    found = discover_versions(root, all_classes, t["configs"] + t["cpu_configs"]) if versions else []
+    found, drafts = discover_versions(root, all_classes, t["configs"] + t["cpu_configs"]) if versions else ([], [])
     return Workspace(
         root=root,
         name=t.get("name", root.name),
@@ -326,6 +337,7 @@ def load_workspace(path: str | Path, *, versions: bool = True) -> Workspace:
         seeds=t["seeds"],
         dtype_column=t["dtype_column"],
         versions=found,
+        drafts=drafts,
     )
 
 
@@ -350,11 +362,11 @@ def _command_workspace(root: Path, data: dict, versions: bool) -> Workspace:
     from kopt.workspace.command import load_spec
 
     spec = load_spec(data, root / "target.yaml")
-    found = discover_command_versions(root) if versions else []
-    return Workspace(root, data.get("name", root.name), [], [], spec.class_by, {}, 0, "dtype", found, spec)
+    found, drafts = discover_command_versions(root) if versions else ([], [])
+    return Workspace(root, data.get("name", root.name), [], [], spec.class_by, {}, 0, "dtype", found, spec, drafts)
 
 
-def discover_command_versions(root: Path) -> list[Version]:
+def discover_command_versions(root: Path) -> tuple[list[Version], list[str]]:
     """kernels/v0.yaml, v1.yaml, ... of a command target: each a commit or a patch (vN.diff) on its parent."""
     from kopt.workspace.command import version_source
 
@@ -362,8 +374,9 @@ def discover_command_versions(root: Path) -> list[Version]:
     names = sorted(int(p.stem[1:]) for p in kdir.glob("v*.yaml") if VERSION_RE.match(p.stem)) if kdir.is_dir() else []
     if not names or names[0] != 0:
         raise WorkspaceError(f"{kdir / 'v0.yaml'}: file is missing (v0 names the baseline commit)")
+    drafts = trailing_drafts(kdir, names)
     versions = []
-    for n in range(names[-1] + 1):
+    for n in range((drafts[0] if drafts else names[-1] + 1)):
         meta_path = kdir / f"v{n}.yaml"
         if not meta_path.is_file():
             raise WorkspaceError(f"{meta_path}: file is missing (versions must be numbered without gaps)")
@@ -374,7 +387,29 @@ def discover_command_versions(root: Path) -> list[Version]:
         _check_written(meta, meta_path, n)
         version_source(meta, meta_path, n)
         versions.append(Version(f"v{n}", n, meta_path, meta_path, meta))
-    return versions
+    return versions, [f"v{n}" for n in drafts]
+
+
+def _is_draft(meta_path: Path) -> bool:
+    """Metadata that still says TODO (or leaves out) what the version tries, as `kopt new` writes it."""
+    meta = _read_yaml(meta_path) if meta_path.is_file() else None
+    if not isinstance(meta, dict):
+        return False
+    return any(
+        not str(meta.get(k) or "").strip() or str(meta.get(k)).strip().upper().startswith("TODO")
+        for k in ("hypothesis", "rationale", "expected")
+    )
+
+
+def trailing_drafts(kdir: Path, numbers: list[int]) -> list[int]:
+    """The last versions whose metadata still says TODO: drafts, which the graph skips (a draft
+    before a written version stays an error there)."""
+    drafts: list[int] = []
+    for n in sorted(numbers, reverse=True):
+        if n == 0 or not _is_draft(kdir / f"v{n}.yaml"):
+            break
+        drafts.insert(0, n)
+    return drafts
 
 
 def _check_written(meta: dict, meta_path: Path, n: int) -> None:

@@ -1,13 +1,32 @@
-"""kopt.loop.state: the state a reader sees, built in one place for state.json and `kopt status`."""
+"""kopt.loop.state: the state a reader sees (state.json, `kopt status --json`, `kopt eval`), built
+in one place: the fold's state, the best version's figures per class, and the next action."""
 
 import json
 
-from kopt.loop.state import latest, summary
+import pandas as pd
+import pytest
+
+from kopt.loop.state import next_action, record, summary
 
 
-def _compare(version, best, stop=False):
-    state = {"best": {"version": best}, "consecutive_regressions": 1, "stop": stop, "stop_reason": None}
-    return {"version": version, "state": state}
+def _compare(version, best, stop=False, decision="keep", reason="improved", **extra):
+    state = {
+        "best": {"version": best} if best else None,
+        "consecutive_regressions": 1,
+        "stop": stop,
+        "stop_reason": "5 consecutive regressions" if stop else None,
+        "repairs": {},
+        "abandoned": [],
+    }
+    return {"version": version, "state": state, "decision": decision, "reason": reason, "detail": "why", **extra}
+
+
+def _tree(tmp_path, comps):
+    for comp in comps:
+        d = tmp_path / comp["version"]
+        d.mkdir()
+        (d / "compare.json").write_text(json.dumps(comp))
+    return tmp_path
 
 
 def test_summary_names_the_best_and_the_counters():
@@ -16,16 +35,130 @@ def test_summary_names_the_best_and_the_counters():
     assert s["repairs"] == {} and s["masked"] == [] and s["stop"] is False
 
 
-def test_latest_reads_the_last_comparison_and_a_state_json_only_of_that_version(tmp_path):
-    assert latest(tmp_path, ["v0", "v1"]) is None
-    for v, best in (("v0", "v0"), ("v1", "v1")):
-        (tmp_path / v).mkdir()
-        (tmp_path / v / "compare.json").write_text(json.dumps(_compare(v, best)))
-    (tmp_path / "state.json").write_text(json.dumps({"after": "v0", "best": "v0", "stop": True}))
-    assert latest(tmp_path, ["v0", "v1"])["best"] == "v1"  # a state.json left from v0 is not shown
-    (tmp_path / "state.json").write_text(json.dumps({"after": "v1", "best": "v1", "stop": True}))
-    assert latest(tmp_path, ["v0", "v1"])["stop"] is True
-    import os
+def test_the_record_reads_the_last_comparison_and_the_best_versions_figures(tmp_path):
+    assert record(tmp_path, ["v0", "v1"], [])["next"] == {
+        "action": "evaluate",
+        "version": "v1",
+        "command": "kopt eval v1",
+    }
+    _tree(tmp_path, [_compare("v0", "v0", decision="baseline"), _compare("v1", "v1")])
+    pd.DataFrame(
+        [
+            {"config_key": "a", "config_class": "N=64", "status": "ok", "median_us": 4.0, "profiler_us": 2.0},
+            {"config_key": "b", "config_class": "N=64", "status": "ok", "median_us": 16.0, "profiler_us": 8.0},
+        ]
+    ).to_csv(tmp_path / "v1" / "bench.csv", index=False)
+    direction = {"id": "fuse-passes", "idea": "read once", "evidence": "DRAM moved 2x", "metric": "bytes"}
+    bn = {
+        "target_fraction": 0.9,
+        "classes": [
+            {
+                "class": "N=64",
+                "roofline_fraction_min": 0.6,
+                "bottleneck": "memory-bound",
+                "next_directions": [direction],
+            }
+        ],
+    }
+    (tmp_path / "v1" / "bottleneck.json").write_text(json.dumps(bn))
+    (tmp_path / "state.json").write_text(json.dumps({"after": "v0", "best": "v0"}))  # never read: stale or not
+    doc = record(tmp_path, ["v0", "v1"], [])
+    assert doc["best"] == "v1" and doc["after"] == "v1" and doc["last"]["decision"] == "keep"
+    assert doc["classes"]["N=64"] == {
+        "time_us": 4.0,
+        "clock": "profiler_us",
+        "roofline_fraction": 0.6,
+        "gap": 0.3,
+        "bottleneck": "memory-bound",
+        "directions": [{"id": "fuse-passes", "idea": "read once", "evidence": "DRAM moved 2x"}],
+    }
+    assert doc["next"]["action"] == "new" and doc["next"]["from"] == "v1"
+    assert doc["next"]["from_evidence"]["N=64"]["directions"][0]["evidence"] == "DRAM moved 2x"
 
-    os.utime(tmp_path / "state.json", (1, 1))  # v1 compared again since (e.g. after `kopt mask`)
-    assert latest(tmp_path, ["v0", "v1"])["stop"] is False
+
+def _state(comp, **st):
+    return {**summary(comp), **st}
+
+
+@pytest.mark.parametrize(
+    ("comp", "state", "missing", "drafts", "want"),
+    [
+        (_compare("v3", "v1", stop=True), {}, [], [], {"action": "stop", "reason": "5 consecutive regressions"}),
+        (
+            _compare("v3", "v1"),
+            {},
+            ["v4", "v5"],
+            [],
+            {"action": "evaluate", "version": "v5", "command": "kopt eval v5"},
+        ),
+        (
+            _compare("v3", "v1"),
+            {},
+            [],
+            ["v4"],
+            {"action": "finish-draft", "version": "v4", "why": "its metadata still says TODO"},
+        ),
+        (
+            _compare(
+                "v3",
+                "v1",
+                decision="split-recommended",
+                split={"dispatch": [{"when": {"N": [64]}, "use": "v3"}, {"use": "v1"}]},
+            ),
+            {},
+            [],
+            [],
+            {
+                "action": "split",
+                "dispatch": [{"when": {"N": [64]}, "use": "v3"}, {"use": "v1"}],
+                "command": "kopt new --split",
+            },
+        ),
+        (
+            _compare("v3", "v1", decision="discard", reason="incorrect"),
+            {},
+            [],
+            [],
+            {
+                "action": "repair",
+                "version": "v3",
+                "proposal": "v3",
+                "attempt": 1,
+                "of": 3,
+                "why": "why",
+                "command": "kopt new --repair v3",
+            },
+        ),
+        (
+            _compare("v5", "v1", decision="discard", reason="failed", repair_of="v3"),
+            {"repairs": {"v3": 2}},
+            [],
+            [],
+            {
+                "action": "repair",
+                "version": "v5",
+                "proposal": "v3",
+                "attempt": 3,
+                "of": 3,
+                "why": "why",
+                "command": "kopt new --repair v5",
+            },
+        ),
+        (
+            _compare("v6", "v1", decision="discard", reason="incorrect", repair_of="v3"),
+            {"repairs": {"v3": 3}, "abandoned": ["v3"]},
+            [],
+            [],
+            {"action": "new", "from": "v1", "command": "kopt new"},
+        ),
+        (
+            _compare("v0", None, decision="discard", reason="incorrect"),
+            {"abandoned": ["v0"]},
+            [],
+            [],
+            {"action": "stop", "reason": "no correct version and nothing left to repair: write a new v0"},
+        ),
+    ],
+)
+def test_the_next_action_follows_the_state(comp, state, missing, drafts, want):
+    assert next_action(_state(comp, **state), comp, missing, drafts) == want
