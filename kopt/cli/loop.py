@@ -160,6 +160,7 @@ def cmd_new(a) -> int:
     shutil.copy(src.kernel, new_k)
     new_yaml.write_text(meta)
     print(f"wrote {new_k} (a copy of {base}) and {new_yaml}; edit both, then: kopt eval v{n}{_kopt_args(a)}")
+    print(f"  (or the graph itself: {for_target(command, f'results/v{n}/compare.json')})")
     return 0
 
 

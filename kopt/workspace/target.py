@@ -391,13 +391,13 @@ def discover_command_versions(root: Path) -> tuple[list[Version], list[str]]:
 
 
 def _is_draft(meta_path: Path) -> bool:
-    """Metadata that still says TODO (or leaves out) what the version tries, as `kopt new` writes it."""
+    """Metadata that still says TODO for what the version tries, as `kopt new` writes it (a field
+    left out is an error, not a draft)."""
     meta = _read_yaml(meta_path) if meta_path.is_file() else None
     if not isinstance(meta, dict):
         return False
     return any(
-        not str(meta.get(k) or "").strip() or str(meta.get(k)).strip().upper().startswith("TODO")
-        for k in ("hypothesis", "rationale", "expected")
+        str(meta.get(k) or "").strip().upper().startswith("TODO") for k in ("hypothesis", "rationale", "expected")
     )
 
 
