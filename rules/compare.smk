@@ -36,6 +36,8 @@ rule state:
         drafts=[f"{WS.root}/kernels/{d}.yaml" for d in WS.drafts],
     output:
         json="results/state.json",
+    params:
+        can_split=WS.command is None,  # a command target cannot dispatch
     log:
         "results/logs/state.log",
     conda:

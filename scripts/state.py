@@ -9,4 +9,4 @@ redirect_log(snakemake.log[0])
 results = str(Path(snakemake.input.compare[0]).parents[1])
 versions = [Path(p).parent.name for p in snakemake.input.compare]
 drafts = [Path(p).stem for p in snakemake.input.drafts]
-print(write_state(results, versions, drafts, snakemake.output.json))
+print(write_state(results, versions, drafts, snakemake.output.json, can_split=snakemake.params.can_split))

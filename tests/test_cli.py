@@ -155,7 +155,7 @@ def test_a_stopped_loop_says_stop_and_eval_exits_14(ws, tmp_path, capsys):
 
 
 def test_kopt_new_refuses_without_a_correct_version_and_a_repair_of_a_passing_one(ws, tmp_path, capsys):
-    comp = {"state": _state(best=None), "decision": "discard", "reason": "incorrect", "detail": "NaN"}
+    comp = {"state": _state(best=None, broken=["v7"]), "decision": "discard", "reason": "incorrect", "detail": "NaN"}
     args = _recorded(ws, tmp_path / "results", comp)
     assert kopt(["new", *args]) == 2
     assert "no correct version to start from yet (next: kopt new --repair v7" in capsys.readouterr().err
@@ -172,3 +172,21 @@ def test_experience_recommend_as_json(tmp_path, capsys):
     assert kopt(["experience", "--db", str(tmp_path / "e.sqlite"), "recommend", *args, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and {"strategy", "score", "keeps", "tries", "idea"} <= set(rows[0])
+
+
+def test_kopt_new_from_a_dispatching_best_starts_from_its_default_routes_kernel(ws, tmp_path, capsys):
+    args = _recorded(ws, tmp_path / "results", {"state": _state(best="v6"), "decision": "keep", "reason": "improved"})
+    default = load_workspace(ws).version("v6").meta["dispatch"][-1]["use"]
+    assert kopt(["new", *args]) == 0
+    assert f"starting from {default}, the kernel of its default route" in capsys.readouterr().out
+    assert (ws / "kernels" / "v8.py").read_text() == load_workspace(ws).version(default).kernel.read_text()
+
+
+def test_kopt_eval_without_a_version_refuses_while_a_draft_waits(ws, tmp_path, capsys):
+    args = _recorded(ws, tmp_path / "results", {"state": _state(), "decision": "keep", "reason": "improved"})
+    assert kopt(["new", *args]) == 0
+    capsys.readouterr()
+    assert kopt(["eval", *args]) == 2
+    assert (
+        "v8.yaml: v8 is a draft (TODO fields): fill it in, or name the version to evaluate" in capsys.readouterr().err
+    )

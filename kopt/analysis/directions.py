@@ -24,7 +24,7 @@ class Evidence:
 
     bottleneck: str
     language: str = "triton"
-    fraction: float | None = None  # the profiled config's roofline fraction
+    fraction: float | None = None  # the class's lowest roofline fraction
     side: str | None = None  # memory | compute
     target: float = 0.9
     sm_pct: float | None = None

@@ -40,8 +40,14 @@ def _kopt_args(a) -> str:
     )
 
 
-def state_of(a, ws) -> dict:
-    st = record(a.results, [v.name for v in ws.versions], ws.drafts)
+def state_of(a, ws, upto: str | None = None) -> dict:
+    """The record after the last version, or after ``upto`` (the drafts count only after the last)."""
+    names = [v.name for v in ws.versions]
+    if upto is not None and upto != names[-1]:
+        names, drafts = names[: names.index(upto) + 1], []
+    else:
+        drafts = ws.drafts
+    st = record(a.results, names, drafts, can_split=ws.command is None)
     if st["next"].get("command"):
         st["next"]["command"] += _kopt_args(a)
     return st
@@ -89,6 +95,11 @@ def describe(nxt: dict) -> str:
 def cmd_eval(a) -> int:
     """Run the graph up to a version and print its verdict on one screen; the exit code says it."""
     ws, command = owned(a)
+    if not a.version and ws.drafts:
+        d = ws.drafts[0]
+        raise WorkspaceError(
+            f"{ws.root}/kernels/{d}.yaml: {d} is a draft (TODO fields): fill it in, or name the version to evaluate"
+        )
     v = a.version or ws.versions[-1].name
     ws.version(v)  # a draft or an unknown version is refused here, with the reason
     targets = f"results/{v}/compare.json" + (" results/state.json" if v == ws.versions[-1].name else "")
@@ -104,7 +115,7 @@ def cmd_eval(a) -> int:
         print("\n".join(said) + f"\nkopt: the graph failed (Snakemake exit {rc}); its log: {log}", file=sys.stderr)
         return 2
     comp = json.loads((Path(a.results) / v / "compare.json").read_text())
-    st = state_of(a, load_workspace(a.workspace))
+    st = state_of(a, load_workspace(a.workspace), upto=v)
     print(f"{v}: {comp['decision']} ({comp['reason']})" + (f": {comp['detail']}" if comp.get("detail") else ""))
     for c in comp.get("per_class") or []:
         if c.get("delta_pct") is not None:
@@ -151,10 +162,15 @@ def cmd_new(a) -> int:
     if ws.command is not None:
         return _new_attempt(ws, Path(a.results), base, n, command, meta)
     src = ws.version(base)
+    if src.kind == "dispatch" and a.repair:
+        meta = {**yaml.safe_load(meta), "dispatch": src.meta["dispatch"]}
+        return _write_yaml_version(a, ws, n, meta, f"a repair of {base}")
     if src.kind == "dispatch":
-        raise WorkspaceError(
-            f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels (--from)"
-        )
+        if a.from_version:
+            raise WorkspaceError(f"{src.meta_path}: {base} is a dispatching version; start from one of its kernels")
+        base = src.meta["dispatch"][-1]["use"]  # its default route's kernel
+        print(f"the best, {src.name}, is a dispatch: starting from {base}, the kernel of its default route (or --from)")
+        src, meta = ws.version(base), f"parent: {base}\n" + NEW_META
     kdir = ws.root / "kernels"
     new_k, new_yaml = kdir / f"v{n}{src.kernel.suffix}", kdir / f"v{n}.yaml"
     shutil.copy(src.kernel, new_k)
@@ -198,9 +214,14 @@ def _new_split(a, ws, st: dict, n: int) -> int:
         "expected": "every class at the time of the kernel that serves it best",
         "dispatch": split["dispatch"],
     }
+    return _write_yaml_version(a, ws, n, meta, f"the dispatch {cand}'s comparison proposed")
+
+
+def _write_yaml_version(a, ws, n: int, meta: dict, what: str) -> int:
+    """kernels/vN.yaml alone: a dispatching version (no kernel file of its own)."""
     path = ws.root / "kernels" / f"v{n}.yaml"
     path.write_text(yaml.safe_dump(meta, sort_keys=False, width=1000))
-    print(f"wrote {path} (the dispatch {cand}'s comparison proposed); then: kopt eval v{n}{_kopt_args(a)}")
+    print(f"wrote {path} ({what}); then: kopt eval v{n}{_kopt_args(a)}")
     return 0
 
 

@@ -29,7 +29,7 @@ def cmd_rerun(a) -> int:
     if a.current or not changed:
         workspace = ws.root if ws.command else _materialize_current(ws.root, dest)
     elif ws.command is None:
-        workspace = materialize(recorded, ws.root, dest / "workspace")
+        workspace = materialize(recorded, ws.root, dest / "workspace", int(v[1:]))
     else:
         print(
             f"kopt: cannot rerun {v}: a command target reruns from its workspace, and these files changed since: "

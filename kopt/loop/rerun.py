@@ -72,6 +72,16 @@ def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float) -> list[dic
     return out
 
 
+def timing_status_differences(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:
+    """Configs timed (ok) in one run and not in the other (failed, skipped, missing)."""
+    sa, sb = dict(zip(a["config_key"], a["status"], strict=True)), dict(zip(b["config_key"], b["status"], strict=True))
+    return [
+        {"config": k, "recorded": sa.get(k), "rerun": sb.get(k)}
+        for k in sorted(set(sa) | set(sb))
+        if sa.get(k) != sb.get(k)
+    ]
+
+
 def package_differences(a: dict | None, b: dict | None) -> list[dict]:
     """Packages whose exact version differs between the two runs' recorded manifests."""
     if not a or not b:
@@ -98,6 +108,7 @@ def compare_runs(recorded: Path, rerun: Path, version: str, noise_pct: float) ->
         "noise_pct": noise_pct,
         "correctness": correctness_differences(ca, cb),
         "timing": timing,
+        "timing_status": timing_status_differences(ba, bb),
         "timing_note": "not compared: CPU-interpreter timings are not GPU performance" if cpu else None,
         "inputs": _differences(ca["provenance"], cb["provenance"], INPUTS)
         + settings_differences(ca["provenance"].get("settings"), cb["provenance"].get("settings")),
@@ -108,7 +119,8 @@ def compare_runs(recorded: Path, rerun: Path, version: str, noise_pct: float) ->
         "packages": package_differences(*pkgs),
     }
     moved = [t for t in timing if t["verdict"] not in ("same",)]
-    doc["verdict"] = "differs" if doc["correctness"] or moved or doc["inputs"] else "reproduces"
+    differs = doc["correctness"] or doc["timing_status"] or moved or doc["inputs"]
+    doc["verdict"] = "differs" if differs else "reproduces"
     return doc
 
 
@@ -117,6 +129,8 @@ def summary(doc: dict) -> list[str]:
     lines = [f"{doc['version']}: {doc['verdict']} (recorded {doc['recorded']}, rerun {doc['rerun']})"]
     for c in doc["correctness"]:
         lines.append(f"  correctness {c['config']}: {c['recorded']} -> {c['rerun']}")
+    for c in doc["timing_status"]:
+        lines.append(f"  timing {c['config']}: {c['recorded']} -> {c['rerun']}")
     for t in doc["timing"]:
         if "delta_pct" in t:
             lines.append(f"  class {t['class']}: {t['delta_pct']:+.2f}% on {t['basis']} ({t['verdict']})")

@@ -21,6 +21,7 @@ def summary(comp: dict) -> dict:
         "consecutive_regressions": st.get("consecutive_regressions", 0),
         "repairs": st.get("repairs", {}),
         "abandoned": st.get("abandoned", []),
+        "broken": st.get("broken", []),
         "masked": st.get("masked", []),
         "stop": st.get("stop", False),
         "stop_reason": st.get("stop_reason"),
@@ -65,8 +66,11 @@ def best_classes(results: str | Path, best: str | None) -> dict:
     return out
 
 
-def next_action(st: dict | None, comp: dict | None, missing: list[str], drafts: list[str]) -> dict:
-    """What to do next, as data: stop, evaluate, finish a draft, split, repair, or a new hypothesis."""
+def next_action(
+    st: dict | None, comp: dict | None, missing: list[str], drafts: list[str], can_split: bool = True
+) -> dict:
+    """What to do next, as data: stop, evaluate, finish a draft, split, repair, or a new hypothesis
+    (``can_split`` False: a command target, which cannot dispatch)."""
     if st and st["stop"]:
         return {"action": "stop", "reason": st["stop_reason"]}
     if missing:
@@ -75,11 +79,12 @@ def next_action(st: dict | None, comp: dict | None, missing: list[str], drafts: 
         return {"action": "finish-draft", "version": drafts[0], "why": "its metadata still says TODO"}
     if comp is None:
         return {"action": "evaluate", "version": "v0", "command": "kopt eval v0"}
-    if comp["decision"] == "split-recommended":
+    if comp["decision"] == "split-recommended" and can_split:
         return {"action": "split", "dispatch": comp["split"]["dispatch"], "command": "kopt new --split"}
     proposal = comp.get("repair_of") or comp["version"]
     attempt = st["repairs"].get(proposal, 0) + 1
-    if comp["reason"] in ("incorrect", "failed") and proposal not in st["abandoned"] and attempt <= MAX_REPAIRS:
+    repairable = comp["version"] in st.get("broken", []) and proposal not in st["abandoned"]
+    if comp["reason"] in ("incorrect", "failed") and repairable and attempt <= MAX_REPAIRS:
         v = comp["version"]
         return {
             "action": "repair",
@@ -95,7 +100,7 @@ def next_action(st: dict | None, comp: dict | None, missing: list[str], drafts: 
     return {"action": "new", "from": st["best"], "command": "kopt new"}
 
 
-def record(results: str | Path, versions: list[str], drafts: list[str]) -> dict:
+def record(results: str | Path, versions: list[str], drafts: list[str], can_split: bool = True) -> dict:
     """results/state.json's record: the state, the best's figures per class, the last decision and
     the next action (with the best's bottleneck and top directions when it is a new hypothesis)."""
     comp = last_compare(results, versions)
@@ -105,7 +110,7 @@ def record(results: str | Path, versions: list[str], drafts: list[str]) -> dict:
     doc = {**(st or {"after": None, "best": None}), "versions": versions, "drafts": drafts}
     doc["classes"] = best_classes(results, doc["best"])
     doc["last"] = {k: comp.get(k) for k in ("version", "decision", "reason", "detail")} if comp else None
-    doc["next"] = next_action(st, comp, missing, drafts)
+    doc["next"] = next_action(st, comp, missing, drafts, can_split)
     if doc["next"]["action"] == "new":
         doc["next"]["from_evidence"] = {
             c: {k: v.get(k) for k in ("bottleneck", "gap", "directions")} for c, v in doc["classes"].items()

@@ -29,9 +29,10 @@ class Progress:
     def record(self, rec: dict) -> None:
         self.f.write(json.dumps({"record": rec}) + "\n")
 
-    def phase(self, name: str) -> None:
-        """The records after this line belong to ``name`` (correctness, then bench)."""
-        self.f.write(json.dumps({"phase": name}) + "\n")
+    def phase(self, name: str, env: dict | None = None) -> None:
+        """The records after this line belong to ``name`` (correctness, then bench); ``env``: the
+        machine record, kept by the parent even if this phase dies."""
+        self.f.write(json.dumps({"phase": name, "env": env}) + "\n")
 
 
 def _prepare(req: dict, progress: Progress):
@@ -116,7 +117,7 @@ def task_check_then_time(req: dict, progress: Progress) -> dict:
     checked = _per_config(req, progress, _check(req), prepared)
     if not all(r.get("ok") for r in checked["configs"]):
         return {"correctness": checked, "bench": None}
-    progress.phase("bench")
+    progress.phase("bench", checked["env"])
     return {"correctness": checked, "bench": _per_config(req, progress, _time(req), prepared)}
 
 

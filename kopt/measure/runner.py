@@ -57,6 +57,7 @@ class ChildOutcome:
     # seconds after the start at which the child was ready (torch imported, device chosen), began
     # each phase, and ended: where a version's turnaround goes
     timeline: dict[str, float] = field(default_factory=dict)
+    env: dict | None = None  # the machine record a phase line carried (kept if a later phase dies)
 
     @property
     def phase(self) -> str | None:
@@ -89,6 +90,7 @@ def _read_progress(path: Path, offset: int, records: list, state: dict) -> int:
         if "phase" in ev:
             state["phases"][ev["phase"]] = len(records)
             state["timeline"][ev["phase"]] = since
+            state["env"] = ev.get("env") or state.get("env")
         if "start" in ev:
             state["current"] = ev["start"]
         if "record" in ev:
@@ -198,6 +200,7 @@ def _outcome(
     cur, dev = state["current"], state["device"]
     timeline = {**state["timeline"], "end": round(time.monotonic() - state["t0"], 2)}
     seen = {"records": records, "device": dev, "log_tail": tail, "phases": state["phases"], "timeline": timeline}
+    seen["env"] = state.get("env")
     where = f" while running {cur}" if cur else ""
     if rc is not None and rc < 0 and -rc in EXTERNAL:
         raise Interrupted(

@@ -119,7 +119,8 @@ def phases(outcome: ChildOutcome) -> tuple[ChildOutcome, ChildOutcome | None]:
     if outcome.phase != "bench":  # the child failed before or while checking
         return outcome, None
     first = outcome.phases["bench"]
-    check = ChildOutcome("ok", records=outcome.records[:first], **shared)
+    checked_part = {"device": outcome.device, "env": outcome.env, "configs": outcome.records[:first]}
+    check = ChildOutcome("ok", result=checked_part, **shared)
     return check, replace(outcome, records=outcome.records[first:], phases={})
 
 

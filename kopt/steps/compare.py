@@ -177,9 +177,9 @@ def _clean(obj):
     return obj
 
 
-def write_state(results: str, versions: list[str], drafts: list[str], out_json: str) -> dict:
+def write_state(results: str, versions: list[str], drafts: list[str], out_json: str, can_split: bool = True) -> dict:
     """results/state.json: the loop state after the last version, the best's figures per class and
     the next action (kopt.loop.state.record, which `kopt status --json` prints too)."""
-    doc = {**record(results, versions, drafts), "created": now()}
+    doc = {**record(results, versions, drafts, can_split), "created": now()}
     write_json(out_json, doc)
     return doc

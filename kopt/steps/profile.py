@@ -295,7 +295,9 @@ def _class_bottleneck(cls: str, points: list[dict], pc: dict, target: float, lan
         )
     else:
         verdict = bn.classify_roofline(fraction=profiled["fraction"], side=profiled["side"])
-    evidence = Evidence.of_class(verdict["class"], language, k, pc.get("resources"), profiled, target)
+    # the class is done only when its worst config is: the fraction the rules read is the class's lowest
+    point = {**profiled, "fraction": worst}
+    evidence = Evidence.of_class(verdict["class"], language, k, pc.get("resources"), point, target)
     return {
         "class": cls,
         "bottleneck": verdict["class"],

@@ -13,13 +13,20 @@ from pathlib import Path
 from kopt.workspace.provenance import now, sha256_file, sha256_json
 
 MANIFEST = "manifest.json"
+OUTSIDE = "_outside"  # files from outside the workspace (a patch elsewhere), kept but not put back
 # what a copy of the workspace leaves out: results trees and attempts of kopt's own
 NOT_COPIED = ("results", "runs", "reruns", "attempts", ".snakemake", ".git")
 
 
 def packages() -> dict[str, str]:
-    """Every installed distribution of this interpreter, name (lower case) -> exact version."""
-    return dict(sorted({d.metadata["Name"].lower(): d.version for d in metadata.distributions()}.items()))
+    """Every installed distribution of this interpreter, name (lower case) -> exact version: the
+    first of a name on sys.path (the one imported); an entry without a name is left out."""
+    found: dict[str, str] = {}
+    for d in metadata.distributions():
+        name = d.metadata["Name"] if d.metadata else None
+        if name and name.lower() not in found:
+            found[name.lower()] = d.version
+    return dict(sorted(found.items()))
 
 
 def packages_sha256(pkgs: dict[str, str] | None = None) -> str:
@@ -33,7 +40,7 @@ def record(out_dir: str | Path, root: str | Path, files: list[str | Path], **ext
     out, root = Path(out_dir), Path(root).resolve()
     manifest = {"created": now(), "workspace": str(root), "files": {}, "packages": packages(), **extra}
     for f in sorted({Path(p).resolve() for p in files}):
-        rel = f.relative_to(root)
+        rel = f.relative_to(root) if f.is_relative_to(root) else Path(OUTSIDE) / f.relative_to(f.anchor)
         (out / "files" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, out / "files" / rel)
         manifest["files"][str(rel)] = sha256_file(f)
@@ -51,19 +58,25 @@ def changed_since(recorded_dir: str | Path, root: str | Path) -> dict[str, tuple
     path -> (recorded sha256, sha256 now or None when the file is gone)."""
     out = {}
     for rel, sha in load(recorded_dir)["files"].items():
-        now_at = Path(root) / rel
+        now_at = Path("/") / Path(rel).relative_to(OUTSIDE) if rel.startswith(OUTSIDE + "/") else Path(root) / rel
         current = sha256_file(now_at) if now_at.is_file() else None
         if current != sha:
             out[rel] = (sha, current)
     return out
 
 
-def materialize(recorded_dir: str | Path, root: str | Path, dest: str | Path) -> Path:
-    """A copy of the workspace ``root`` at ``dest`` with the recorded files put back (the other
-    versions' files stay as they are now: they only have to parse)."""
+def materialize(recorded_dir: str | Path, root: str | Path, dest: str | Path, version: int) -> Path:
+    """A copy of the workspace ``root`` at ``dest`` with the recorded files of ``version`` put back;
+    the earlier versions' files as they are now (they only have to parse), the later ones left out
+    (they may not fit the recorded target.yaml)."""
     dest = Path(dest)
     shutil.copytree(root, dest, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    for p in (dest / "kernels").glob("v*.*"):
+        if p.stem[1:].isdigit() and int(p.stem[1:]) > version:
+            p.unlink()
     for rel in load(recorded_dir)["files"]:
+        if rel.startswith(OUTSIDE + "/"):
+            continue
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(Path(recorded_dir) / "files" / rel, dest / rel)
     return dest

@@ -321,6 +321,7 @@ class State(Closed):
     consecutive_regressions: int
     repairs: dict[str, int]
     abandoned: list
+    broken: list  # versions that were incorrect or failed: what a repair may name
     masked: list
     stop: bool
     stop_reason: str | None

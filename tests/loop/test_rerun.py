@@ -80,3 +80,15 @@ def test_a_setting_both_runs_read_with_another_value_differs_one_only_one_read_d
     assert (
         doc["inputs"] == [{"what": "settings.inputs.seed", "recorded": 1, "rerun": 2}] and doc["verdict"] == "differs"
     )
+
+
+def test_a_config_timed_in_one_run_only_differs(tmp_path):
+    a, b = _run(tmp_path / "a"), _run(tmp_path / "b")
+    rows = pd.read_csv(a / "v1" / "bench.csv")
+    rows.loc[2, "status"] = "failed"  # the recorded run's timing of one config failed; the rerun's did not
+    rows.to_csv(a / "v1" / "bench.csv", index=False)
+    doc = compare_runs(a, b, "v1", noise_pct=1.0)
+    assert doc["verdict"] == "differs" and doc["timing_status"] == [
+        {"config": "M=1,N=512", "recorded": "failed", "rerun": "ok"}
+    ]
+    assert "  timing M=1,N=512: failed -> ok" in summary(doc)

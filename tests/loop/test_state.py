@@ -116,7 +116,7 @@ def _state(comp, **st):
         ),
         (
             _compare("v3", "v1", decision="discard", reason="incorrect"),
-            {},
+            {"broken": ["v3"]},
             [],
             [],
             {
@@ -131,7 +131,7 @@ def _state(comp, **st):
         ),
         (
             _compare("v5", "v1", decision="discard", reason="failed", repair_of="v3"),
-            {"repairs": {"v3": 2}},
+            {"repairs": {"v3": 2}, "broken": ["v3", "v4", "v5"]},
             [],
             [],
             {
@@ -146,14 +146,14 @@ def _state(comp, **st):
         ),
         (
             _compare("v6", "v1", decision="discard", reason="incorrect", repair_of="v3"),
-            {"repairs": {"v3": 3}, "abandoned": ["v3"]},
+            {"repairs": {"v3": 3}, "abandoned": ["v3"], "broken": ["v3", "v6"]},
             [],
             [],
             {"action": "new", "from": "v1", "command": "kopt new"},
         ),
         (
             _compare("v0", None, decision="discard", reason="incorrect"),
-            {"abandoned": ["v0"]},
+            {"abandoned": ["v0"], "broken": ["v0"]},
             [],
             [],
             {"action": "stop", "reason": "no correct version and nothing left to repair: write a new v0"},
@@ -162,3 +162,11 @@ def _state(comp, **st):
 )
 def test_the_next_action_follows_the_state(comp, state, missing, drafts, want):
     assert next_action(_state(comp, **state), comp, missing, drafts) == want
+
+
+def test_no_repair_for_a_failure_the_fold_does_not_count_as_broken_and_no_split_for_a_command_target():
+    comp = _compare("v3", "v1", decision="discard", reason="failed")  # e.g. configs that differ from v0's
+    assert next_action(_state(comp), comp, [], []) == {"action": "new", "from": "v1", "command": "kopt new"}
+    split = {"dispatch": [{"when": {"N": [64]}, "use": "v3"}, {"use": "v1"}]}
+    comp = _compare("v3", "v1", decision="split-recommended", split=split)
+    assert next_action(_state(comp), comp, [], [], can_split=False)["action"] == "new"

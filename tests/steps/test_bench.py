@@ -50,7 +50,11 @@ def test_a_kernel_that_dies_once_timed_keeps_its_gate_verdict_and_fails_its_timi
     assert corr["provenance"]["child"] == "ok"
     assert (df["status"] == "failed").all(), df
     assert "killed by SIGSEGV while running config M=" in df["error"].iloc[0]
-    assert json.loads((out / "bench.json").read_text())["provenance"]["child"] == "crashed"
+    meta = json.loads((out / "bench.json").read_text())
+    assert meta["provenance"]["child"] == "crashed"
+    # the machine record survives the crash: the checked phase's env, in both files
+    assert corr["provenance"]["env"]["python"] and meta["provenance"]["env"] == corr["provenance"]["env"]
+    assert set(df["device"]) == {corr["provenance"]["env"]["gpu"] or "cpu"}
 
 
 def test_an_incorrect_kernel_is_not_timed(tiny, tmp_path, run_params):
