@@ -2,7 +2,6 @@
 in order through the block table, one BLOCK_SIZE slice of keys and values at a time, with an
 online softmax in fp32. Each of the H/H_KV query heads that share a key/value head reads it again."""
 
-import torch
 import triton
 import triton.language as tl
 

@@ -2,7 +2,6 @@
 each key and value is read once instead of once per query head, and the group's scores and
 outputs are tensor-core dots (the group padded to 16 rows)."""
 
-import torch
 import triton
 import triton.language as tl
 
