@@ -36,11 +36,11 @@ rule state:
         drafts=[f"{WS.root}/kernels/{d}.yaml" for d in WS.drafts],
     output:
         json="results/state.json",
-    params:
-        can_split=WS.command is None,  # a command target cannot dispatch
     log:
         "results/logs/state.log",
     conda:
         "../envs/kopt.yaml"
+    params:
+        can_split=WS.command is None,  # a command target cannot dispatch
     script:
         "../scripts/state.py"
