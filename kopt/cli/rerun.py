@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ def cmd_rerun(a) -> int:
     """Rerun version ``a.version`` from what it was made from, in reruns/<workspace>/<version>-<n>/
     (never the original tree), and compare: exit 0 reproduces, 1 differs, 2 cannot."""
     from kopt.loop.rerun import compare_runs, summary
-    from kopt.workspace.recorded import changed_since, materialize
+    from kopt.workspace.recorded import changed_since, copy_workspace, materialize
 
     ws, _ = owned(a)
     v, results = a.version, Path(a.results)
@@ -27,7 +26,7 @@ def cmd_rerun(a) -> int:
     dest = _rerun_folder(Path("reruns") / ws.root.name, v)
     changed = changed_since(recorded, ws.root) if recorded.is_dir() else {}
     if a.current or not changed:
-        workspace = ws.root if ws.command else _materialize_current(ws.root, dest)
+        workspace = ws.root if ws.command else copy_workspace(ws.root, dest / "workspace")
     elif ws.command is None:
         workspace = materialize(recorded, ws.root, dest / "workspace", int(v[1:]))
     else:
@@ -56,14 +55,6 @@ def cmd_rerun(a) -> int:
     lines = summary(doc) + [f"  {k} changed since; the rerun ran {doc['ran']}" for k in changed]
     print("\n".join(lines))
     return 0 if doc["verdict"] == "reproduces" else 1
-
-
-def _materialize_current(root: Path, dest: Path) -> Path:
-    """A copy of the workspace as it is now (the rerun never reads the original folder's results)."""
-    from kopt.workspace.recorded import NOT_COPIED
-
-    shutil.copytree(root, dest / "workspace", ignore=shutil.ignore_patterns(*NOT_COPIED))
-    return dest / "workspace"
 
 
 def _rerun_folder(base: Path, version: str) -> Path:

@@ -15,7 +15,7 @@ from kopt.loop.decide import geomean
 # and its settings, compared value by value (below)
 INPUTS = ("kernel_sha256", "routed_sha256", "ref_sha256", "target_sha256", "commit")
 # what it ran on (provenance.env): differences explain a timing, they do not make another version
-MACHINE = ("device", "gpu", "driver", "cuda", "hip", "torch", "triton", "python", "kopt", "packages_sha256")
+MACHINE = ("device", "gpu", "driver", "cuda", "hip", "torch", "triton", "python", "kopt")
 
 
 def _json(path: Path) -> dict:

@@ -8,7 +8,6 @@ import platform
 from kopt import __version__
 from kopt.profilers.gpus import query_gpu, smi, snapshot
 from kopt.workspace.provenance import library_versions, now
-from kopt.workspace.recorded import packages_sha256
 
 
 def environment(device: str) -> dict:
@@ -23,7 +22,6 @@ def environment(device: str) -> dict:
         "host": platform.node(),
         "platform": platform.platform(),
         "libraries": library_versions(),
-        "packages_sha256": packages_sha256(),  # every installed package's exact version, as one hash
     }
     try:
         import triton

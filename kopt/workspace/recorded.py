@@ -65,12 +65,17 @@ def changed_since(recorded_dir: str | Path, root: str | Path) -> dict[str, tuple
     return out
 
 
+def copy_workspace(root: str | Path, dest: str | Path) -> Path:
+    """A copy of the workspace without kopt's own results trees and attempts."""
+    shutil.copytree(root, dest, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    return Path(dest)
+
+
 def materialize(recorded_dir: str | Path, root: str | Path, dest: str | Path, version: int) -> Path:
     """A copy of the workspace ``root`` at ``dest`` with the recorded files of ``version`` put back;
     the earlier versions' files as they are now (they only have to parse), the later ones left out
     (they may not fit the recorded target.yaml)."""
-    dest = Path(dest)
-    shutil.copytree(root, dest, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    dest = copy_workspace(root, dest)
     for p in (dest / "kernels").glob("v*.*"):
         if p.stem[1:].isdigit() and int(p.stem[1:]) > version:
             p.unlink()
