@@ -17,6 +17,9 @@ report, not a queue to wait in for an hour.
 Several GPU jobs on one host (``snakemake --resources gpu=K``) never share a GPU: the gate claims
 the GPU it chooses with an exclusive lock on ``lock_dir``/<uuid>.lock, held by the job's process
 and released when it ends, however it ends (flock). An idle GPU another job holds is skipped.
+The record says when the claim began (``claimed_at``) and, from ``run_gated``, when the child on it
+ended (``child_ended_at``): ``benchmarks/gpu_overlap.py`` checks from these that no two jobs used one
+GPU at once.
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock
                 "monitor": name,
                 "slurm_job": os.environ.get("SLURM_JOB_ID"),
                 "claim": str(Path(s["lock_dir"]) / f"{g.uuid}.lock"),
+                "claimed_at": round(time.time(), 3),  # unix time: when this job began to hold the GPU
             }
             return {var: str(g.index)}, rec
         waited = clock() - t0

@@ -300,5 +300,5 @@ def run_gated(task: str, request: dict, params: dict, **kw) -> ChildOutcome:
     except GateTimeout as e:
         return ChildOutcome("gate", error=str(e), gate={"gate": "timeout", "why": str(e)})
     out = run_child(task, request, env={**(kw.pop("env", None) or {}), **env}, **kw)
-    out.gate = rec
+    out.gate = {**rec, "child_ended_at": round(time.time(), 3)} if "gpu_uuid" in rec else rec
     return out

@@ -145,3 +145,36 @@ def test_concurrent_gpu_jobs_never_share_a_gpu_and_a_claim_dies_with_its_job(fak
     a.wait(), b.wait()
     d = job(0)  # the claims ended with their jobs
     assert d.stdout.readline().strip() == "0" and d.wait(timeout=30) == 0
+
+
+def _gpu_overlap():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_overlap.py"
+    spec = importlib.util.spec_from_file_location("gpu_overlap", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_overlap_check_finds_two_jobs_on_one_gpu_at_once(tmp_path):
+    """benchmarks/gpu_overlap.py (the 2-GPU evidence) reads the gate's claim times from provenance."""
+    ov = _gpu_overlap()
+
+    def result(path, index, start, end):
+        rec = {"gpu_index": index, "gpu_uuid": f"GPU-{index}", "claimed_at": start, "child_ended_at": end}
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(json.dumps({"provenance": {"gate": rec}}))
+
+    result("v0/correctness.json", 0, 100.0, 110.0)
+    result("v0/bench.json", 0, 100.0, 110.0)  # the same job: one claim
+    result("v1/bench.json", 1, 102.0, 108.0)
+    result("v0/profile/profile.json", 0, 110.5, 120.0)
+    js = ov.jobs(tmp_path)
+    assert [j.label for j in js] == ["v0/bench.json + correctness.json", "v1/bench.json", "v0/profile/profile.json"]
+    assert ov.same_gpu_overlaps(js) == [] and ov.busy_together_s(js) == 6.0
+    result("v1/profile/profile.json", 1, 107.0, 115.0)  # on GPU 1 before v1's bench ended
+    bad = ov.same_gpu_overlaps(ov.jobs(tmp_path))
+    assert [(a.label, b.label) for a, b in bad] == [("v1/bench.json", "v1/profile/profile.json")]
