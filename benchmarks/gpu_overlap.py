@@ -46,7 +46,7 @@ def same_gpu_overlaps(js: list[GpuJob]) -> list[tuple[GpuJob, GpuJob]]:
     out = []
     for uuid in {j.gpu_uuid for j in js}:
         mine = [j for j in js if j.gpu_uuid == uuid]
-        out += [(a, b) for a, b in zip(mine, mine[1:]) if b.start < a.end]
+        out += [(a, b) for a, b in zip(mine, mine[1:], strict=False) if b.start < a.end]
     return out
 
 
@@ -75,8 +75,10 @@ def main() -> int:
     span = max(j.end for j in js) - t0
     held = sum(j.end - j.start for j in js)
     bad = same_gpu_overlaps(js)
-    print(f"\nGPU jobs: {len(js)} on GPUs {sorted({j.gpu_index for j in js})}; first claim to last end {span:.1f} s; "
-          f"GPU-job seconds {held:.1f}; two GPUs busy at once for {busy_together_s(js):.1f} s")
+    print(
+        f"\nGPU jobs: {len(js)} on GPUs {sorted({j.gpu_index for j in js})}; first claim to last end {span:.1f} s; "
+        f"GPU-job seconds {held:.1f}; two GPUs busy at once for {busy_together_s(js):.1f} s"
+    )
     for a, b in bad:
         print(f"OVERLAP on GPU {a.gpu_index}: {a.label} until {a.end - t0:.1f} s, {b.label} from {b.start - t0:.1f} s")
     print("no two jobs overlapped on one GPU" if not bad else f"{len(bad)} overlap(s) on one GPU")
