@@ -47,7 +47,7 @@ THROTTLE_FRACTION = 0.75
 
 
 # The profiled calls must look like the timed ones: their event median within this fraction (plus
-# PROFILED_SLACK_US) of the timed median, and their host time within PROFILED_HOST_FACTOR times the
+# PROFILED_SLACK_US, and above it plus what the host time grew) of the timed median, and their host time within PROFILED_HOST_FACTOR times the
 # timed calls' plus the spin's length. Wide on purpose: the profiler slows the host's side of every
 # launch, and a kernel that synchronises inside its call carries that into its events (measured
 # on the H100: +6% on a GEMM that reads values back, +50-100% host time on tiny launches).
@@ -359,12 +359,19 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
 
 def _same_under_profiler(rec: dict, out: dict) -> None:
     """The GPU time that decides comes from the profiled calls: they must behave as the timed ones
-    (a kernel can tell that the profiler runs, and could move work where it does not look)."""
+    (a kernel can tell that the profiler runs, and could move work where it does not look).
+
+    The profiler slows the host's side of every call; where the call keeps the host longer than
+    the spin (a host-bound wrapper such as torch.compile's around a short GEMM), the events wait
+    for the host, so their time may grow by as much as the host time grew. Less time under the
+    profiler, or more host time than the limit, is never explained that way."""
     if "profiled_event_us" not in out:
         return
     ev, host = out["profiled_event_us"], out["profiled_host_us"]
     spin_us = SPIN_CYCLES / 2e3  # cycles at about 2 GHz
-    ev_ok = abs(ev - rec["median_us"]) <= PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
+    tol = PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
+    host_growth = max(host - rec["host_us"], 0.0)
+    ev_ok = -tol <= ev - rec["median_us"] <= tol + host_growth
     if not ev_ok or host > PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
         raise KernelFault(
             f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
