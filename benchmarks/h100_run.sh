@@ -7,6 +7,7 @@
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
 #   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
 #   bash benchmarks/h100_run.sh rerun    # `kopt rerun v1` of the tree in docs/runs/h100-cuda/ (RERUN_FROM, RERUN_VERSION)
+#   EXAMPLE=examples/gemm bash benchmarks/h100_run.sh example  # another example's whole graph in runs/<name>/
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
 #                                        (removes .snakemake/metadata: for the GPU machine's copy, not a checkout)
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
@@ -74,6 +75,21 @@ rerun)
   run python3 -m kopt.cli rerun "${RERUN_VERSION:-v1}" > "$OUT/rerun.txt" 2>&1
   tar czf "$OUT/reruns.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/worktree' reruns/
   tail -n 25 "$OUT/rerun.txt"
+  ;;
+example)
+  ws=${EXAMPLE:?set EXAMPLE=examples/<name>}
+  d=runs/$(basename "$ws")
+  rm -rf "$d"
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+    python3 -c "import flashinfer; print('flashinfer', flashinfer.__version__)" 2>&1 | tail -1
+  } > "$OUT/machine.txt" 2>&1
+  run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 -d "$d" --rerun-triggers input params code \
+    --config workspace="$PWD/$ws" >> "$OUT/snakemake.log" 2>&1
+  echo "graph exit: $?" >> "$OUT/snakemake.log"
+  tar czf "$OUT/results.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/recorded/files' --exclude='*/logs' "$d/results"
+  grep -h "kopt:\|wall\|graph exit" "$OUT/snakemake.log" | tail -n 20
   ;;
 rebuild)
   t=${REBUILD_TARGET:-results/v1/compare.json}
