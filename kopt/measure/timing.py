@@ -41,8 +41,14 @@ _Event = torch.cuda.Event
 # Before each timed call the GPU is kept busy with a spin kernel (torch.cuda._sleep) while the host
 # enqueues the start event and the launch, as nvbench's "blocking kernel" does: otherwise, when the
 # GPU drains its queue (poison + flush) faster than Python launches the kernel, the host's launch
-# latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz.
+# latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz. A call that keeps the
+# host longer (a wrapper such as torch.compile's around a short kernel) gets a spin of
+# SPIN_HOST_FACTOR times its warm-up host time, at most MAX_SPIN_US: its events then bracket GPU
+# work, not the host's, whether timed or profiled (the profiler slows the host).
 SPIN_CYCLES = 500_000
+CYCLES_PER_US = 2e3  # about 2 GHz
+SPIN_HOST_FACTOR = 3.0
+MAX_SPIN_US = 10_000.0
 THROTTLE_FRACTION = 0.75
 
 
@@ -70,6 +76,7 @@ class Lab:
 
     def __init__(self, device: str, flush_l2: bool):
         self.device = device
+        self.spin_cycles = SPIN_CYCLES  # set per config from its warm-up (spin_cycles_for)
         on = device == "cuda" and flush_l2
         self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if on else None
         self.l2 = PersistingL2(device)
@@ -113,7 +120,7 @@ def event_time_us(
             if caches is not None:
                 caches.clear_caches()
             if spin:
-                torch.cuda._sleep(SPIN_CYCLES)
+                torch.cuda._sleep(caches.spin_cycles if caches is not None else SPIN_CYCLES)
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
         start.record()
     t0 = _perf_counter()
@@ -160,9 +167,17 @@ def _sample_count(trial: Trial, lab: Lab, opts: dict, key: str) -> int:
         return int(opts["cpu_samples"])
     t0, warm = _perf_counter(), []
     while len(warm) < 3 or (_perf_counter() - t0) * 1e3 < opts["warmup_ms"]:
-        warm.append(timed_call(trial, lab, where=f"config {key}, warm-up call", verify=not warm).us)
-    est_ms = max(float(np.median(warm[1:])) / 1e3, 1e-4)
+        warm.append(timed_call(trial, lab, where=f"config {key}, warm-up call", verify=not warm))
+    lab.spin_cycles = spin_cycles_for(float(np.median([w.host_us for w in warm[1:]])))
+    est_ms = max(float(np.median([w.us for w in warm[1:]])) / 1e3, 1e-4)
     return int(min(opts["max_samples"], max(opts["min_samples"], math.ceil(opts["rep_ms"] / est_ms))))
+
+
+def spin_cycles_for(host_us: float) -> int:
+    """The spin that covers a call keeping the host ``host_us``: SPIN_CYCLES, or SPIN_HOST_FACTOR
+    times the host time when that is longer (at most MAX_SPIN_US)."""
+    us = min(MAX_SPIN_US, max(SPIN_CYCLES / CYCLES_PER_US, SPIN_HOST_FACTOR * host_us))
+    return int(us * CYCLES_PER_US)
 
 
 def whole_cycles(trial: Trial, n: int) -> int:
@@ -289,6 +304,7 @@ def _samples_record(samples: list[Sample], lab: Lab) -> dict:
         "n_samples": len(samples),
         "ci_pct": median_ci_pct(arr.tolist()) if len(samples) >= 6 else None,
         "method": _method(lab, samples),
+        "spin_us": lab.spin_cycles / CYCLES_PER_US if lab.device == "cuda" else None,
         "samples": [
             {"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples
         ],
@@ -368,7 +384,7 @@ def _same_under_profiler(rec: dict, out: dict) -> None:
     if "profiled_event_us" not in out:
         return
     ev, host = out["profiled_event_us"], out["profiled_host_us"]
-    spin_us = SPIN_CYCLES / 2e3  # cycles at about 2 GHz
+    spin_us = rec.get("spin_us") or SPIN_CYCLES / CYCLES_PER_US
     tol = PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
     host_growth = max(host - rec["host_us"], 0.0)
     ev_ok = -tol <= ev - rec["median_us"] <= tol + host_growth

@@ -112,6 +112,7 @@ class BenchRow(Open):
     profiler_us: float | None = None
     profiler_ci_pct: float | None = None  # the same for the profiler's GPU time per call
     event_null_us: float | None = None
+    spin_us: float | None = None  # the spin queued before each timed call (kopt.measure.timing)
     profiled_event_us: float | None = None
     profiled_host_us: float | None = None
     sm_clock_mhz: float | None = None

@@ -150,3 +150,13 @@ def test_a_call_that_changes_under_the_profiler_is_refused():
     for case in cases:
         with pytest.raises(KernelFault, match="behave the same whether it is profiled or not"):
             _under_profiler(*case)
+
+
+def test_a_call_that_keeps_the_host_longer_than_the_spin_gets_a_longer_spin():
+    """torch.compile's wrapper around an 8192x8192x64 GEMM kept the H100's host 318 us (docs/runs/
+    h100-gemm): behind the default 250 us spin its events timed the host; three times its host
+    time keeps the GPU busy until the call is queued, profiled or not."""
+    default_us = timing.SPIN_CYCLES / timing.CYCLES_PER_US
+    assert timing.spin_cycles_for(20.0) == timing.SPIN_CYCLES
+    assert timing.spin_cycles_for(318.0) / timing.CYCLES_PER_US == 954.0 > default_us
+    assert timing.spin_cycles_for(1e6) / timing.CYCLES_PER_US == timing.MAX_SPIN_US
