@@ -8,7 +8,7 @@ from tests.helpers import _counting
 def test_ceilings_time_every_run_through_event_time_us(monkeypatch):
     calls = _counting(monkeypatch, ceilings)
     res = ceilings.measure_ceilings("cpu", runs=3)
-    assert set(res) == {"device", "runs", "copy", "copy_methods", "matmul"}
+    assert set(res) == {"device", "runs", "timing", "copy", "copy_methods", "matmul"} and res["timing"] == "wall time"
     assert set(res["copy_methods"]) == {"memcpy", "elementwise"} and res["copy"]["best_of"] == ["elementwise", "memcpy"]
     for m in res["copy_methods"].values():
         assert m["gbps"] > 0 and len(m["samples_gbps"]) == 3 and all(g > 0 for g in m["samples_gbps"])
@@ -18,3 +18,13 @@ def test_ceilings_time_every_run_through_event_time_us(monkeypatch):
     timed = 2 + sum("samples_tflops" in m for m in res["matmul"].values())  # two copies, fp32 and bf16
     assert len(calls) == 3 * timed
     assert all(c["device"] == "cpu" and c["spin"] is False and c.get("caches") is None for c in calls)
+
+
+def test_with_a_lab_each_ceiling_run_is_timed_as_a_kernel_call(monkeypatch):
+    """On a GPU, measure_ceilings passes a Lab (L2 flush) and the spin to every timed run, as the
+    kernels' calls are timed; back to back (flushed=False) neither."""
+    calls = _counting(monkeypatch, ceilings)
+    lab = object()  # event_time_us on the CPU ignores caches and spin: only what is passed counts
+    ceilings._timed_seconds(lambda: None, "cpu", 2, lab)
+    ceilings._timed_seconds(lambda: None, "cpu", 2, None)
+    assert [(c["caches"], c["spin"]) for c in calls] == [(lab, True)] * 2 + [(None, False)] * 2
