@@ -79,7 +79,8 @@ rerun)
 example)
   ws=${EXAMPLE:?set EXAMPLE=examples/<name>}
   d=runs/$(basename "$ws")
-  rm -rf "$d"
+  # KEEP_RESULTS=1 resumes a graph a call's limit stopped (its tree carried back as runs/<name>)
+  [ -n "${KEEP_RESULTS:-}" ] || rm -rf "$d"
   {
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
@@ -88,7 +89,7 @@ example)
   run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 -d "$d" --rerun-triggers input params code \
     --config workspace="$PWD/$ws" >> "$OUT/snakemake.log" 2>&1
   echo "graph exit: $?" >> "$OUT/snakemake.log"
-  tar czf "$OUT/results.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/recorded/files' --exclude='*/logs' "$d/results"
+  tar czf "$OUT/results.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/recorded/files' "$d/results"
   grep -h "kopt:\|wall\|graph exit" "$OUT/snakemake.log" | tail -n 20
   ;;
 rebuild)

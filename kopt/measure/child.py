@@ -137,6 +137,7 @@ def task_profile(req: dict, progress: Progress) -> dict:
     ranged = bool(req.get("tool")) and device == "cuda"
     out = {"device": device, "env": environment(device), "classes": [], "tool": req.get("tool") if ranged else None}
     for item in items:
+        progress.phase(f"class {item['class']}")  # the timeline says where a profile's time goes
         progress.start(f"config {item['key']}")
         select_config(kernel, item["config"])
         if ranged:
@@ -148,6 +149,7 @@ def task_profile(req: dict, progress: Progress) -> dict:
         guard.check(f"config {item['key']}, profiled calls")
         progress.record({"key": item["key"], "class": item["class"]})
         out["classes"].append(rec)
+    progress.phase("metadata")
     out["triton"] = triton_metadata(kernel, Path(req["asm_dir"]) if device == "cuda" else None)
     return out
 

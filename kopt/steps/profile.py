@@ -91,7 +91,7 @@ def profile(
     doc["classes"] = classes
     doc["raw_files"] = sorted(p.name for p in raw.iterdir())
     doc["asm_files"] = sorted(p.name for p in asm.iterdir())
-    doc["provenance"].update(env=res["env"], gate=outcome.gate)
+    doc["provenance"].update(env=res["env"], gate=outcome.gate, child_timeline=outcome.timeline)
     write_json(out / "profile.json", doc)
     return doc
 

@@ -129,3 +129,15 @@ def test_a_kernel_that_fails_under_ncu_is_not_run_again(tiny, tmp_path, monkeypa
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
     doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20})
     assert len(calls) == 1 and doc["status"] == "failed" and "timed out" in doc["error"]
+
+
+def test_the_profiles_child_records_where_its_time_went(tiny, tmp_path, run_params):
+    """The real child on the CPU: the provenance's timeline has the child's start-up (ready), each
+    class's start, the compiled kernels' metadata and the end, in seconds from the child's start."""
+    from kopt.steps import profile as step
+
+    doc = _profile(step, tiny, tmp_path, {**run_params, "profiler": "auto", "calls": 2, "device": "cpu"})
+    assert doc["status"] == "ok", doc["error"]
+    t = doc["provenance"]["child_timeline"]
+    assert list(t) == ["ready", "class N=64", "class N=512", "metadata", "end"]  # the CPU configs' classes
+    assert 0 < t["ready"] <= t["class N=64"] <= t["class N=512"] <= t["metadata"] <= t["end"]
