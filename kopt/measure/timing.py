@@ -41,10 +41,12 @@ _Event = torch.cuda.Event
 # Before each timed call the GPU is kept busy with a spin kernel (torch.cuda._sleep) while the host
 # enqueues the start event and the launch, as nvbench's "blocking kernel" does: otherwise, when the
 # GPU drains its queue (poison + flush) faster than Python launches the kernel, the host's launch
-# latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz. A call that keeps the
-# host longer (a wrapper such as torch.compile's around a short kernel) gets a spin of
-# SPIN_HOST_FACTOR times its warm-up host time, at most MAX_SPIN_US: its events then bracket GPU
-# work, not the host's, whether timed or profiled (the profiler slows the host).
+# latency lands between the events. 500k cycles is about 0.25 ms at 2 GHz. A torch baseline (the
+# reference, trusted code) that keeps the host longer, such as torch.compile's wrapper around a
+# short kernel, gets a spin of SPIN_HOST_FACTOR times its warm-up host time, at most MAX_SPIN_US:
+# its events then bracket GPU work, not the host's, whether timed or profiled. A kernel under test
+# keeps SPIN_CYCLES: a longer spin would hide host work from the events, and a keep needs them
+# (work moved to the host shortens the GPU time while the call gets slower: kopt.loop.decide).
 SPIN_CYCLES = 500_000
 CYCLES_PER_US = 2e3  # about 2 GHz
 SPIN_HOST_FACTOR = 3.0
@@ -168,14 +170,15 @@ def _sample_count(trial: Trial, lab: Lab, opts: dict, key: str) -> int:
     t0, warm = _perf_counter(), []
     while len(warm) < 3 or (_perf_counter() - t0) * 1e3 < opts["warmup_ms"]:
         warm.append(timed_call(trial, lab, where=f"config {key}, warm-up call", verify=not warm))
-    lab.spin_cycles = spin_cycles_for(float(np.median([w.host_us for w in warm[1:]])))
+    if getattr(trial.kernel, "kopt_reference", False):  # a torch baseline: see SPIN_CYCLES
+        lab.spin_cycles = spin_cycles_for(float(np.median([w.host_us for w in warm[1:]])))
     est_ms = max(float(np.median([w.us for w in warm[1:]])) / 1e3, 1e-4)
     return int(min(opts["max_samples"], max(opts["min_samples"], math.ceil(opts["rep_ms"] / est_ms))))
 
 
 def spin_cycles_for(host_us: float) -> int:
-    """The spin that covers a call keeping the host ``host_us``: SPIN_CYCLES, or SPIN_HOST_FACTOR
-    times the host time when that is longer (at most MAX_SPIN_US)."""
+    """The spin that covers a torch baseline's call keeping the host ``host_us``: SPIN_CYCLES, or
+    SPIN_HOST_FACTOR times the host time when that is longer (at most MAX_SPIN_US)."""
     us = min(MAX_SPIN_US, max(SPIN_CYCLES / CYCLES_PER_US, SPIN_HOST_FACTOR * host_us))
     return int(us * CYCLES_PER_US)
 

@@ -160,3 +160,16 @@ def test_a_call_that_keeps_the_host_longer_than_the_spin_gets_a_longer_spin():
     assert timing.spin_cycles_for(20.0) == timing.SPIN_CYCLES
     assert timing.spin_cycles_for(318.0) / timing.CYCLES_PER_US == 954.0 > default_us
     assert timing.spin_cycles_for(1e6) / timing.CYCLES_PER_US == timing.MAX_SPIN_US
+
+
+def test_only_a_torch_baseline_gets_the_longer_spin(monkeypatch):
+    """A kernel under test keeps the fixed spin however long it keeps the host: a longer one would
+    hide host work from the events, which a keep needs (work moved to the host is disputed)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(timing, "timed_call", lambda *a, **kw: timing.Sample(100.0, 1, 0, host_us=1000.0))
+    opts = {"warmup_ms": 0, "rep_ms": 1, "min_samples": 1, "max_samples": 5}
+    for kernel, spin_us in ((lambda: None, 250.0), (SimpleNamespace(kopt_reference=True), 3000.0)):
+        lab = SimpleNamespace(device="cuda", spin_cycles=timing.SPIN_CYCLES)
+        timing._sample_count(SimpleNamespace(kernel=kernel), lab, opts, "k")
+        assert lab.spin_cycles / timing.CYCLES_PER_US == spin_us
