@@ -43,7 +43,8 @@ DEFAULTS = {
     "lock_dir": "/tmp/kopt-gpu-locks",
 }
 
-# the GPUs this process holds: uuid -> the open lock file (the lock lives as long as the file is open)
+# the GPUs this process holds: uuid -> (the open lock file, when it was claimed); the lock lives as
+# long as the file is open
 _HELD: dict = {}
 
 
@@ -58,7 +59,7 @@ def claim(g: GpuReading, lock_dir: str) -> bool:
     except BlockingIOError:
         f.close()
         return False
-    _HELD[g.uuid] = f
+    _HELD[g.uuid] = (f, round(time.time(), 3))
     return True
 
 
@@ -133,7 +134,7 @@ def acquire(settings: dict | None, device: str = "auto", sleep=time.sleep, clock
                 "monitor": name,
                 "slurm_job": os.environ.get("SLURM_JOB_ID"),
                 "claim": str(Path(s["lock_dir"]) / f"{g.uuid}.lock"),
-                "claimed_at": round(time.time(), 3),  # unix time: when this job began to hold the GPU
+                "claimed_at": _HELD[g.uuid][1],  # unix time: when this job began to hold the GPU
             }
             return {var: str(g.index)}, rec
         waited = clock() - t0

@@ -62,8 +62,13 @@ def _prepare(req: dict, progress: Progress):
 
 
 def _opts(req: dict) -> dict:
-    """Timing options and the inputs' settings (seed, pool, reference memory), as one mapping."""
-    return {**(req.get("opts") or {}), **(req.get("inputs") or {})}
+    """Timing options and the inputs' settings (seed, pool, reference memory), as one mapping, and
+    whether the kernel is a torch baseline: the request says so, not the kernel (which could claim it)."""
+    return {
+        **(req.get("opts") or {}),
+        **(req.get("inputs") or {}),
+        "torch_baseline": req["kernel"].startswith("torch:"),
+    }
 
 
 def _per_config(req: dict, progress: Progress, run, prepared=None) -> dict:

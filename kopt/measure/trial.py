@@ -48,7 +48,7 @@ class Trial:
             for o in self.layout.outputs
         }
         # a torch baseline is the reference itself: called with setup()'s inputs only
-        self.with_buffers = not getattr(kernel, "kopt_reference", False)
+        self.with_buffers = not opts.get("torch_baseline", False)
 
     def _pool_size(self, one: int, max_sets: int, min_sets: int) -> tuple[int, str]:
         if self.device == "cuda":

@@ -123,9 +123,9 @@ BASELINES = ("eager", "compile")
 
 class TorchBaseline:
     """The reference itself as the kernel: called as its users call it, with setup()'s inputs only
-    (a returning reference allocates its outputs inside the timed call, as in real use)."""
-
-    kopt_reference = True
+    (a returning reference allocates its outputs inside the timed call, as in real use). Whether a
+    call is a baseline's comes from the parent's request (``torch:<impl>``), never from the kernel:
+    the child sets ``torch_baseline`` in the options (kopt.measure.child._opts)."""
 
     def __init__(self, fn: Callable, impl: str):
         self.fn, self.impl = fn, impl

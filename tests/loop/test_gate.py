@@ -71,6 +71,23 @@ def test_gate_picks_the_idlest_idle_gpu(fake_smi):
     assert env == {"CUDA_VISIBLE_DEVICES": "0"} and rec["gpu_index"] == 0 and rec["checks"] == 1
 
 
+def test_a_claim_records_when_it_began_and_the_child_when_it_ended(fake_smi, monkeypatch):
+    """The times benchmarks/gpu_overlap.py checks: a second claim of a held GPU (profile's torch
+    fallback after ncu) keeps the first claim's time; run_gated adds when its child ended."""
+    import time
+
+    from kopt.measure import runner
+
+    fake_smi(IDLE, IDLE, IDLE, IDLE)
+    before = time.time()
+    _, first = gate.acquire(FAST, "cuda", sleep=lambda s: None)
+    _, again = gate.acquire(FAST, "cuda", sleep=lambda s: None)
+    assert before - 1e-3 <= first["claimed_at"] == again["claimed_at"] <= time.time() + 1e-3  # (rounded to ms)
+    monkeypatch.setattr(runner, "run_child", lambda *a, **kw: runner.ChildOutcome("ok", {}))
+    out = runner.run_gated("profile", {}, {"gate": FAST, "device": "cuda"}, timeout_s=1)
+    assert out.gate["claimed_at"] == first["claimed_at"] <= out.gate["child_ended_at"] <= time.time() + 1e-3
+
+
 def test_gate_skips_a_gpu_with_growing_memory(fake_smi):
     grow = {"gpus": [{"index": 0, "util": 0, "mem": 9000}, {"index": 1, "util": 5, "mem": 500}]}
     fake_smi(IDLE, grow)
@@ -178,3 +195,7 @@ def test_the_overlap_check_finds_two_jobs_on_one_gpu_at_once(tmp_path):
     result("v1/profile/profile.json", 1, 107.0, 115.0)  # on GPU 1 before v1's bench ended
     bad = ov.same_gpu_overlaps(ov.jobs(tmp_path))
     assert [(a.label, b.label) for a, b in bad] == [("v1/bench.json", "v1/profile/profile.json")]
+    (tmp_path / "command_runs.json").write_text(json.dumps({"provenance": {"gate": {"gpu_uuid": "GPU-0"}}}))
+    unchecked = []
+    ov.jobs(tmp_path, unchecked)
+    assert unchecked == ["command_runs.json"]  # claimed a GPU, but no times to check

@@ -125,9 +125,10 @@ def test_rows_whose_calls_left_the_gpu_idle_are_marked_host_bound():
     assert _method(Lab("cpu", flush_l2=False), calls) == "cpu-interpreter"
 
 
-def _under_profiler(median_us, host_us, ev_us, prof_host_us):
+def _under_profiler(median_us, host_us, ev_us, prof_host_us, host_bound=True):
     rec = {"key": "k", "median_us": median_us, "host_us": host_us}
-    timing._same_under_profiler(rec, {"profiled_event_us": ev_us, "profiled_host_us": prof_host_us})
+    out = {"profiled_event_us": ev_us, "profiled_host_us": prof_host_us, "profiled_host_bound": host_bound}
+    timing._same_under_profiler(rec, out)
 
 
 def test_a_host_bound_wrapper_slowed_by_the_profiler_is_not_refused():
@@ -146,6 +147,7 @@ def test_a_call_that_changes_under_the_profiler_is_refused():
         (100.0, 10.0, 50.0, 10.0),  # half the time when profiled: work moved where the profiler does not look
         (100.0, 10.0, 300.0, 12.0),  # slower by more than the host time grew
         (100.0, 10.0, 1100.0, 1010.0),  # a millisecond on the host when profiled (knows_when_profiled.py)
+        (180.90, 294.89, 316.88, 439.54, False),  # slower, with more host time, but the GPU never waited on it
     ]
     for case in cases:
         with pytest.raises(KernelFault, match="behave the same whether it is profiled or not"):
@@ -169,7 +171,19 @@ def test_only_a_torch_baseline_gets_the_longer_spin(monkeypatch):
 
     monkeypatch.setattr(timing, "timed_call", lambda *a, **kw: timing.Sample(100.0, 1, 0, host_us=1000.0))
     opts = {"warmup_ms": 0, "rep_ms": 1, "min_samples": 1, "max_samples": 5}
-    for kernel, spin_us in ((lambda: None, 250.0), (SimpleNamespace(kopt_reference=True), 3000.0)):
+
+    def claims(**kw):  # a kernel that says it is the reference: it is still timed as a kernel
+        return None
+
+    claims.kopt_reference = claims.torch_baseline = True
+    for baseline, spin_us in ((False, 250.0), (True, 3000.0)):
         lab = SimpleNamespace(device="cuda", spin_cycles=timing.SPIN_CYCLES)
-        timing._sample_count(SimpleNamespace(kernel=kernel), lab, opts, "k")
+        timing._sample_count(SimpleNamespace(kernel=claims), lab, {**opts, "torch_baseline": baseline}, "k")
         assert lab.spin_cycles / timing.CYCLES_PER_US == spin_us
+
+
+def test_the_request_not_the_kernel_says_whether_it_is_a_torch_baseline():
+    from kopt.measure.child import _opts
+
+    assert _opts({"kernel": "torch:compile", "opts": {"x": 1}}) == {"x": 1, "torch_baseline": True}
+    assert _opts({"kernel": "/w/kernels/v1.py"})["torch_baseline"] is False

@@ -19,14 +19,13 @@ def _tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
 
 
 @triton.jit
-def matmul_tma_persistent(
-    a_desc, b_desc, c_desc, M, N, K,
+def matmul_tma(
+    a_desc, b_desc, c_desc, M, N, K, programs,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    PROGRAMS: tl.constexpr,
 ):  # fmt: skip
     num_pid_m, num_pid_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     k_tiles = tl.cdiv(K, BLOCK_K)
-    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, PROGRAMS):
+    for tile_id in tl.range(tl.program_id(0), num_pid_m * num_pid_n, programs):  # one tile each, or persistent
         pid_m, pid_n = _tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
         off_m, off_n = pid_m * BLOCK_M, pid_n * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
@@ -57,9 +56,9 @@ def run_kernel(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
     bm, bn, bk = cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
     programs = min(_sms(a.device), tiles) if persistent else tiles
-    matmul_tma_persistent[(programs,)](
+    matmul_tma[(programs,)](
         TensorDescriptor.from_tensor(a, [bm, bk]),
         TensorDescriptor.from_tensor(b, [bk, bn]),
         TensorDescriptor.from_tensor(c, [bm, bn]),
-        M, N, K, GROUP_M=8, PROGRAMS=programs, **cfg,
+        M, N, K, programs, GROUP_M=8, **cfg,
     )  # fmt: skip
