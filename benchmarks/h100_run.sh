@@ -87,7 +87,7 @@ example)
     python3 -c "import flashinfer; print('flashinfer', flashinfer.__version__)" 2>&1 | tail -1
   } > "$OUT/machine.txt" 2>&1
   run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 -d "$d" --rerun-triggers input params code \
-    --config workspace="$PWD/$ws" >> "$OUT/snakemake.log" 2>&1
+    ${GRAPH_ARGS:-} --config workspace="$PWD/$ws" >> "$OUT/snakemake.log" 2>&1
   echo "graph exit: $?" >> "$OUT/snakemake.log"
   tar czf "$OUT/results.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/recorded/files' "$d/results"
   grep -h "kopt:\|wall\|graph exit" "$OUT/snakemake.log" | tail -n 20
