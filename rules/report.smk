@@ -29,6 +29,7 @@ rule reports:
         bench=expand("results/{version}/bench.csv", version=VERSIONS),
         bottleneck=expand("results/{version}/bottleneck.json", version=VERSIONS),
         profile=expand("results/{version}/profile", version=VERSIONS),
+        state="results/state.json",  # the next step the final report names
         meta=[str(v.meta_path) for v in WS.versions],
         kernels=[str(v.kernel) for v in WS.versions],
     output:

@@ -15,7 +15,7 @@ import yaml
 
 from kopt.cli.common import owned
 from kopt.loop.decide import MAX_REPAIRS
-from kopt.loop.state import record
+from kopt.loop.state import describe_next, record
 from kopt.workspace.commands import for_target
 from kopt.workspace.target import WorkspaceError, load_workspace
 
@@ -74,22 +74,8 @@ def cmd_status(a) -> int:
         for cls, c in st["classes"].items():
             gap = "" if c.get("gap") is None else f", {100 * c['gap']:.1f} pts short of the roofline target"
             print(f"  {cls}: {c.get('time_us', '-')} µs, {c.get('bottleneck', '-')}{gap}")
-    print("next: " + describe(st["next"]))
+    print("next: " + describe_next(st["next"]))
     return 0
-
-
-def describe(nxt: dict) -> str:
-    """The next action in one line."""
-    act = nxt["action"]
-    if act == "stop":
-        return f"STOP: {nxt['reason']}"
-    if act == "repair":
-        return f"{nxt['command']}   (repair {nxt['attempt']} of {nxt['of']} of {nxt['proposal']}: {nxt['why']})"
-    if act == "finish-draft":
-        return f"fill in kernels/{nxt['version']}.yaml ({nxt['why']}), then kopt eval"
-    if act == "split":
-        return f"{nxt['command']}   (dispatch: {nxt['dispatch']})"
-    return nxt["command"] + ("   (then fill in the hypothesis and edit the kernel)" if act == "new" else "")
 
 
 def cmd_eval(a) -> int:
@@ -120,7 +106,7 @@ def cmd_eval(a) -> int:
     for c in comp.get("per_class") or []:
         if c.get("delta_pct") is not None:
             print(f"  {c['class']}: {c['delta_pct']:+.2f}% ({c['basis']}), {c['verdict']}")
-    print("next: " + describe(st["next"]))
+    print("next: " + describe_next(st["next"]))
     return EXIT[outcome(comp, st)]
 
 
@@ -155,7 +141,7 @@ def cmd_new(a) -> int:
         base = a.from_version or st["best"]
         if base is None:
             raise WorkspaceError(
-                f"{a.results}: no correct version to start from yet (next: {describe(st['next'])}); "
+                f"{a.results}: no correct version to start from yet (next: {describe_next(st['next'])}); "
                 "or name one with --from"
             )
         meta = f"parent: {base}\n" + NEW_META

@@ -100,6 +100,29 @@ def next_action(
     return {"action": "new", "from": st["best"], "command": "kopt new"}
 
 
+def routes(dispatch: list[dict]) -> str:
+    """A dispatch in words: "shape square or tall to v5; the rest to v4"."""
+    out = []
+    for r in dispatch:
+        when = " and ".join(f"{k} {' or '.join(map(str, v))}" for k, v in (r.get("when") or {}).items())
+        out.append(f"{when or 'the rest'} to {r['use']}")
+    return "; ".join(out)
+
+
+def describe_next(nxt: dict) -> str:
+    """The next action in one line."""
+    act = nxt["action"]
+    if act == "stop":
+        return f"STOP: {nxt['reason']}"
+    if act == "repair":
+        return f"{nxt['command']}   (repair {nxt['attempt']} of {nxt['of']} of {nxt['proposal']}: {nxt['why']})"
+    if act == "finish-draft":
+        return f"fill in kernels/{nxt['version']}.yaml ({nxt['why']}), then kopt eval"
+    if act == "split":
+        return f"{nxt['command']}   (dispatch: {routes(nxt['dispatch'])})"
+    return nxt["command"] + ("   (then fill in the hypothesis and edit the kernel)" if act == "new" else "")
+
+
 def record(results: str | Path, versions: list[str], drafts: list[str], can_split: bool = True) -> dict:
     """results/state.json's record: the state, the best's figures per class, the last decision and
     the next action (with the best's bottleneck and top directions when it is a new hypothesis)."""

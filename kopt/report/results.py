@@ -101,6 +101,8 @@ class Results:
     # config `roofline_target` (rule `reports`' settings): the fraction of the roofline aimed at;
     # None when the tree records none
     target_fraction: float | None = None
+    # results/state.json's next action (kopt.loop.state.next_action); None without a state file
+    next_step: dict | None = None
 
     def version(self, name: str) -> VersionData:
         return next(v for v in self.versions if v.name == name)
@@ -173,4 +175,5 @@ def load(
         classes,
         baseline_calls,
         target_fraction=settings.get("target_fraction"),
+        next_step=_json(rd / "state.json").get("next"),
     )

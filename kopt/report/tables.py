@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from kopt.loop import decide
+from kopt.loop.state import describe_next
 from kopt.report.render import render
 from kopt.report.results import KEPT, Results, VersionData, class_geomean
 from kopt.workspace.commands import for_target
@@ -331,8 +332,19 @@ def render_final(res: Results, plots: list[str]) -> str:
         clock=res.best.clock() if res.best else "script",
         device=res.last.compare.get("device"),
         method=res.last.compare.get("method"),
-        baselines={k: (v["status"] == "ok").all() for k, v in res.baselines.items()},
+        baselines=baseline_problems(res),
+        next_step=describe_next(res.next_step) if res.next_step else None,
     )
+
+
+def baseline_problems(res: Results) -> dict[str, str]:
+    """Per torch baseline with a config that gave no figure: the first such config's error."""
+    out = {}
+    for impl, df in res.baselines.items():
+        bad = df[df["status"] != "ok"]
+        if len(bad):
+            out[impl] = str(bad["error"].iloc[0])
+    return out
 
 
 def benchmark_rows(res: Results, comps: dict[str, dict | None] | None = None) -> list[dict]:
@@ -355,11 +367,7 @@ def benchmark_rows(res: Results, comps: dict[str, dict | None] | None = None) ->
 
 
 def render_benchmark(res: Results) -> str:
-    notes = {}
-    for impl, df in res.baselines.items():
-        bad = df[df["status"] != "ok"]
-        if len(bad):
-            notes[impl] = str(bad["error"].iloc[0])
+    notes = baseline_problems(res)
     comps = against(res)
     return render(
         "benchmark.md.j2",

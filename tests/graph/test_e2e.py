@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from kopt.loop.state import describe_next
 from tests.helpers import _tree, copy_project, snakemake
 
 pytestmark = pytest.mark.e2e
@@ -284,6 +285,8 @@ def test_final_report_and_benchmark(project):
     for v in VERSIONS:
         assert f"| {v} |" in final.split("## The path")[1].split("## Speedup")[0]
     assert "plots/roofline.png" in final and "not GPU performance" in final
+    nxt = json.loads((res / "state.json").read_text())["next"]
+    assert f"**Next step** (`kopt status`): {describe_next(nxt)}" in final
     bench = (res / "benchmark.md").read_text()
     eager = pd.read_csv(res / "baselines" / "eager" / "bench.csv")
     assert (eager["status"] == "ok").all()

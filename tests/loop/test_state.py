@@ -6,6 +6,7 @@ import json
 import pandas as pd
 import pytest
 
+from kopt.loop import state
 from kopt.loop.state import next_action, record, summary
 
 
@@ -170,3 +171,10 @@ def test_no_repair_for_a_failure_the_fold_does_not_count_as_broken_and_no_split_
     split = {"dispatch": [{"when": {"N": [64]}, "use": "v3"}, {"use": "v1"}]}
     comp = _compare("v3", "v1", decision="split-recommended", split=split)
     assert next_action(_state(comp), comp, [], [], can_split=False)["action"] == "new"
+
+
+def test_the_next_step_reads_as_a_sentence():
+    split = {"action": "split", "command": "kopt new --split", "dispatch": [
+        {"when": {"shape": ["square", "tall"]}, "use": "v5"}, {"use": "v4"}]}  # fmt: skip
+    assert state.describe_next(split) == "kopt new --split   (dispatch: shape square or tall to v5; the rest to v4)"
+    assert state.describe_next({"action": "stop", "reason": "5 consecutive regressions"}).startswith("STOP: 5")
