@@ -56,9 +56,10 @@ THROTTLE_FRACTION = 0.75
 
 # The profiled calls must look like the timed ones: their event median within this fraction (plus
 # PROFILED_SLACK_US, and above it plus what the host time grew) of the timed median, and their host
-# time within PROFILED_HOST_FACTOR times the timed calls' plus the spin's length. Wide on purpose: the profiler slows the host's side of every
-# launch, and a kernel that synchronises inside its call carries that into its events (measured
-# on the H100: +6% on a GEMM that reads values back, +50-100% host time on tiny launches).
+# time within PROFILED_HOST_FACTOR times the timed calls' plus the spin's length. Wide on purpose:
+# the profiler slows the host's side of every launch, and a kernel that synchronises inside its
+# call carries that into its events (measured on the H100: +6% on a GEMM that reads values back,
+# +50-100% host time on tiny launches).
 PROFILED_EVENT_TOL = 0.25
 PROFILED_SLACK_US = 20.0
 PROFILED_HOST_FACTOR = 3.0
