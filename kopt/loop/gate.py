@@ -63,6 +63,11 @@ def claim(g: GpuReading, lock_dir: str) -> bool:
     return True
 
 
+def ended(rec: dict) -> dict:
+    """``rec`` (a gate record) with ``child_ended_at``: when the work on the claimed GPU ended."""
+    return {**rec, "child_ended_at": round(time.time(), 3)} if "gpu_uuid" in rec else rec
+
+
 class GateTimeout(RuntimeError):
     pass
 

@@ -293,12 +293,12 @@ def _tail(log: Path, n: int = 4000) -> str:
 def run_gated(task: str, request: dict, params: dict, **kw) -> ChildOutcome:
     """run_child behind the GPU gate: bound to the idlest idle GPU, or status "gate" when none
     became idle within the gate's limit (the error starts with "gate:")."""
-    from kopt.loop.gate import GateTimeout, acquire
+    from kopt.loop.gate import GateTimeout, acquire, ended
 
     try:
         env, rec = acquire(params.get("gate"), params.get("device", "auto"))
     except GateTimeout as e:
         return ChildOutcome("gate", error=str(e), gate={"gate": "timeout", "why": str(e)})
     out = run_child(task, request, env={**(kw.pop("env", None) or {}), **env}, **kw)
-    out.gate = {**rec, "child_ended_at": round(time.time(), 3)} if "gpu_uuid" in rec else rec
+    out.gate = ended(rec)
     return out

@@ -293,8 +293,14 @@ def _method(lab: Lab, samples: list[Sample]) -> str:
     returned (their events include host time: see event_time_us)."""
     if lab.device != "cuda":
         return "cpu-interpreter"
-    host_bound = 2 * sum(s.idle for s in samples) > len(samples)
-    return "cuda-events" + ("+l2-flush" if lab.flush is not None else "") + ("+host-bound" if host_bound else "")
+    return (
+        "cuda-events" + ("+l2-flush" if lab.flush is not None else "") + ("+host-bound" if host_bound(samples) else "")
+    )
+
+
+def host_bound(samples: list[Sample]) -> bool:
+    """Most calls left the GPU idle before they returned: their events include host time."""
+    return 2 * sum(s.idle for s in samples) > len(samples)
 
 
 def _samples_record(samples: list[Sample], lab: Lab) -> dict:
@@ -355,7 +361,7 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
         out["profiled_seeds"] = [x.seed for x in prof_samples]
         out["profiled_event_us"] = float(np.median([x.us for x in prof_samples]))
         out["profiled_host_us"] = float(np.median([x.host_us for x in prof_samples]))
-        out["profiled_host_bound"] = 2 * sum(x.idle for x in prof_samples) > len(prof_samples)
+        out["profiled_host_bound"] = host_bound(prof_samples)
         prof_us = float(np.median(per_call)) if per_call else None
         out["profiler_ci_pct"] = median_ci_pct(per_call) if len(per_call) >= 6 else None
         if prof_us is None:

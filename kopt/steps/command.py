@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from kopt.loop.gate import GateTimeout, acquire
+from kopt.loop.gate import GateTimeout, acquire, ended
 from kopt.profilers import command_csv, ncu, rocprof
 from kopt.profilers.gpus import detect_gpu
 from kopt.report.render import render
@@ -96,9 +96,7 @@ def _runs(ws, build_doc: dict, settings: dict, log: str, repeats: int, keep: Pat
         if runs[-1].exit_code != 0 or not runs[-1].csv_files:
             break
         pd.concat([pd.read_csv(f) for f in runs[-1].csv_files]).to_csv(keep / f"run{i}.csv", index=False)
-    if "gpu_uuid" in gate:  # when the command's last run on the GPU ended (benchmarks/gpu_overlap.py)
-        gate = {**gate, "child_ended_at": round(time.time(), 3)}
-    return runs, gate
+    return runs, ended(gate)  # when the command's last run on the GPU ended (benchmarks/gpu_overlap.py)
 
 
 def _run_problem(meta: str, runs: list[Run], timeout_s: float, log: str) -> str | None:
