@@ -370,7 +370,7 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     except Exception as e:  # the profiler is a cross-check; its absence is recorded, not fatal
         prof_us, out["profiler_note"] = None, f"profiler unavailable: {type(e).__name__}: {e}"
     out["profiler_us"] = prof_us
-    _same_under_profiler(rec, out)
+    _same_under_profiler(rec, out, trusted=bool(opts.get("torch_baseline")))
     # Honest work on the timed stream runs between the events, so its GPU time is at most the
     # event time minus the empty event pair's; more means work the events did not bracket.
     bracketed = max(rec["median_us"] - out["event_null_us"], 0.0)
@@ -383,7 +383,7 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     return out
 
 
-def _same_under_profiler(rec: dict, out: dict) -> None:
+def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     """The GPU time that decides comes from the profiled calls: they must behave as the timed ones
     (a kernel can tell that the profiler runs, and could move work where it does not look).
 
@@ -392,7 +392,12 @@ def _same_under_profiler(rec: dict, out: dict) -> None:
     event (a host-bound wrapper such as torch.compile's around a short GEMM, or a kernel that builds
     its TMA descriptors on the host), so the events may grow by as much as that excess grew. Host
     time within the spin never reaches the events; less time under the profiler, or more host time
-    than the limit, is never explained that way."""
+    than the limit, is never explained that way.
+
+    ``trusted`` (a torch baseline, from the request, never from the kernel): the dispute is kept as
+    ``profiler_note`` and the config stands. The check guards against a kernel hiding work from
+    the profiler; work the profiler misses can only make torch look faster, so its GPU time can
+    only favour torch, never our kernels."""
     if "profiled_event_us" not in out:
         return
     ev, host = out["profiled_event_us"], out["profiled_host_us"]
@@ -400,12 +405,17 @@ def _same_under_profiler(rec: dict, out: dict) -> None:
     tol = PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
     host_growth = max(max(host - spin_us, 0.0) - max(rec["host_us"] - spin_us, 0.0), 0.0)
     ev_ok = -tol <= ev - rec["median_us"] <= tol + host_growth
-    if not ev_ok or host > PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
-        raise KernelFault(
-            f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
-            f"{host:.2f} us, the timed calls {rec['median_us']:.2f} us and {rec['host_us']:.2f} us: a kernel must "
-            "behave the same whether it is profiled or not"
-        )
+    if ev_ok and host <= PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
+        return
+    what = (
+        f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
+        f"{host:.2f} us, the timed calls {rec['median_us']:.2f} us and {rec['host_us']:.2f} us"
+    )
+    if not trusted:
+        raise KernelFault(f"{what}: a kernel must behave the same whether it is profiled or not")
+    out["profiler_note"] = (
+        f"{what}: a torch baseline, so recorded, not refused (its profiler time can only favour torch)"
+    )
 
 
 def _rates(ref, cfg: dict, median_us: float) -> dict:

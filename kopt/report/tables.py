@@ -338,12 +338,16 @@ def render_final(res: Results, plots: list[str]) -> str:
 
 
 def baseline_problems(res: Results) -> dict[str, str]:
-    """Per torch baseline with a config that gave no figure: the first such config's error."""
+    """Per torch baseline with a config that gave no figure: the first such config's error;
+    otherwise its first profiler note (a dispute recorded, not refused, for trusted torch code)."""
     out = {}
     for impl, df in res.baselines.items():
         bad = df[df["status"] != "ok"]
+        notes = df["profiler_note"].dropna() if "profiler_note" in df else []
         if len(bad):
             out[impl] = str(bad["error"].iloc[0])
+        elif len(notes):
+            out[impl] = f"{len(notes)} config(s) noted; the first: {notes.iloc[0]}"
     return out
 
 

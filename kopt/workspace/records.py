@@ -120,6 +120,7 @@ class BenchRow(Open):
     device: str | None = None
     method: str | None = None
     error: str | None = None
+    profiler_note: str | None = None  # why the profiler gave no time, or a torch baseline's profiled-call dispute
 
 
 BENCH_COLUMNS = list(BenchRow.model_fields)

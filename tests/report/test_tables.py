@@ -113,3 +113,13 @@ def test_without_a_recorded_target_no_target_is_made_up(tmp_path):
         assert fig.axes[1].get_lines() == [] and "target not recorded" in fig.axes[1].get_title()
     finally:
         plots._pyplot().close(fig)
+
+
+def test_a_torch_baselines_profiler_note_is_shown_and_its_error_comes_first(res):
+    eager = res.baselines["eager"]
+    assert tables.baseline_problems(res) == {}
+    eager["profiler_note"] = [None] * (len(eager) - 1) + ["config A2: under the profiler ... recorded, not refused"]
+    assert tables.baseline_problems(res)["eager"].startswith("1 config(s) noted; the first: config A2")
+    assert "torch eager: 1 config(s) noted" in tables.render_benchmark(res)
+    eager.loc[0, "status"], eager.loc[0, "error"] = "failed", "config A1: crashed"
+    assert tables.baseline_problems(res)["eager"] == "config A1: crashed"
