@@ -210,8 +210,9 @@ def median_ci_pct(us: list[float], z: float = 1.96) -> float:
 
 def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts: dict) -> list[Sample]:
     """Timed calls in whole pool cycles: on a GPU with ``target_ci_pct`` set, ``min_samples`` first,
-    then more until the median's 95% interval is within ``target_ci_pct`` % or ``cap`` is reached;
-    else ``cap`` calls."""
+    then more until the median's 95% interval is within ``target_ci_pct`` % or ``cap`` is reached,
+    or until most calls are host-bound (the profiler's GPU time, which decides, has its own
+    stopping rule); else ``cap`` calls."""
     bus = _bus_id() if lab.device == "cuda" else None
 
     def clock() -> None:  # the GPU is busy with the spin and the call: its clock under load
@@ -232,6 +233,8 @@ def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts
     target = float(opts.get("target_ci_pct", 0.0)) if lab.device == "cuda" else 0.0
     take(min(cap, int(opts["min_samples"])) if target > 0 else cap)
     while target > 0 and len(samples) < cap and median_ci_pct([x.us for x in samples]) > target:
+        if host_bound(samples, lab.spin_cycles / CYCLES_PER_US):
+            break  # the events time the host's jitter, which more samples do not pin down
         take(min(max(1, len(samples) // 4), cap - len(samples)))
     return samples
 
@@ -289,18 +292,17 @@ def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Gua
 
 
 def _method(lab: Lab, samples: list[Sample]) -> str:
-    """How the samples were timed; ``+host-bound`` when most calls left the GPU idle before they
-    returned (their events include host time: see event_time_us)."""
+    """How the samples were timed; ``+host-bound`` when most calls' events include host time."""
     if lab.device != "cuda":
         return "cpu-interpreter"
-    return (
-        "cuda-events" + ("+l2-flush" if lab.flush is not None else "") + ("+host-bound" if host_bound(samples) else "")
-    )
+    bound = host_bound(samples, lab.spin_cycles / CYCLES_PER_US)
+    return "cuda-events" + ("+l2-flush" if lab.flush is not None else "") + ("+host-bound" if bound else "")
 
 
-def host_bound(samples: list[Sample]) -> bool:
-    """Most calls left the GPU idle before they returned: their events include host time."""
-    return 2 * sum(s.idle for s in samples) > len(samples)
+def host_bound(samples: list[Sample], spin_us: float) -> bool:
+    """Most calls' events include host time: the call left the GPU idle before it returned (it
+    synchronised inside), or kept the host longer than the spin queued before it (see event_time_us)."""
+    return 2 * sum(s.idle or s.host_us > spin_us for s in samples) > len(samples)
 
 
 def _samples_record(samples: list[Sample], lab: Lab) -> dict:

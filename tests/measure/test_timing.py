@@ -55,7 +55,7 @@ def test_median_interval_narrows_with_samples_and_widens_with_spread():
     assert timing.median_ci_pct([1.0] * 5) == float("inf")  # too few to say
 
 
-def _fake_gpu_sampling(monkeypatch, spread: float) -> list[int]:
+def _fake_gpu_sampling(monkeypatch, spread: float, host_us: float = 1.0) -> list[int]:
     """_samples with timed calls replaced by draws of a given spread (no GPU needed)."""
     import random
     from types import SimpleNamespace
@@ -64,12 +64,12 @@ def _fake_gpu_sampling(monkeypatch, spread: float) -> list[int]:
 
     def timed_call(trial, lab, *, where, on_enqueued=None, **kw):
         taken.append(where)
-        return timing.Sample(100 * (1 + r.gauss(0, spread)), 0, 0, 1.0)
+        return timing.Sample(100 * (1 + r.gauss(0, spread)), 0, 0, host_us)
 
     monkeypatch.setattr(timing, "timed_call", timed_call)
     monkeypatch.setattr(timing, "whole_cycles", lambda trial, n: n)
     monkeypatch.setattr(timing, "_bus_id", lambda: None)
-    lab = SimpleNamespace(device="cuda")
+    lab = SimpleNamespace(device="cuda", spin_cycles=timing.SPIN_CYCLES)
     opts = {"min_samples": 50, "target_ci_pct": 0.25}
     return len(timing._samples(None, lab, 400, "k", [], opts)), len(
         timing._samples(None, lab, 400, "k", [], {**opts, "target_ci_pct": 0})
@@ -81,6 +81,9 @@ def test_sampling_stops_once_the_median_is_pinned_down(monkeypatch):
     assert stable == 50 and always == 400  # 0.3% spread: min_samples pin the median within 0.25%
     noisy, _ = _fake_gpu_sampling(monkeypatch, 0.05)
     assert 50 < noisy <= 400  # 5% spread: more samples, up to the cap
+    # the same spread from calls that keep the host past the 250 us spin (decode attention's v3 on
+    # the H100 ran 400 samples on such a config): the events time the host; min_samples suffice
+    assert _fake_gpu_sampling(monkeypatch, 0.05, host_us=300.0) == (50, 400)
 
 
 def _fake_profiled_sessions(monkeypatch, spread: float, opts: dict) -> tuple[int, int]:
@@ -112,16 +115,21 @@ def test_profiled_calls_stop_once_their_median_is_pinned_down(monkeypatch):
     assert _fake_profiled_sessions(monkeypatch, 0.002, {**opts, "target_ci_pct": 0}) == (50, 1)
 
 
-def test_rows_whose_calls_left_the_gpu_idle_are_marked_host_bound():
+def test_rows_whose_calls_left_the_gpu_idle_or_kept_the_host_past_the_spin_are_marked_host_bound():
     """A call that returned after the GPU had finished (a solve() that synchronises inside) has its
     end event queued late: most such calls mark the row; a few (a slow host now and then) do not."""
     from kopt.measure.timing import Lab, Sample, _method
 
     lab = Lab("cpu", flush_l2=False)
-    lab.device = "cuda"  # _method reads only the device and whether the flush buffer exists
+    lab.device = "cuda"  # _method reads only the device, the spin and whether the flush buffer exists
     calls = [Sample(1.0, 0, 0, 1.0, idle=True)] * 6 + [Sample(1.0, 0, 0, 1.0)] * 4
     assert _method(lab, calls) == "cuda-events+host-bound"
     assert _method(lab, calls[4:]) == "cuda-events"
+    # calls that kept the host longer than the spin: the GPU waited for them after the start event
+    past_spin = [Sample(1.0, 0, 0, 300.0)] * 6 + [Sample(1.0, 0, 0, 1.0)] * 4
+    assert _method(lab, past_spin) == "cuda-events+host-bound"
+    lab.spin_cycles = timing.spin_cycles_for(300.0)
+    assert _method(lab, past_spin) == "cuda-events"
     assert _method(Lab("cpu", flush_l2=False), calls) == "cpu-interpreter"
 
 
