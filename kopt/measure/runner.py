@@ -165,13 +165,14 @@ def run_child(
         req.write_text(json.dumps(checked_request(task, request)))
         log = Path(log_path) if log_path else tmp / "child.log"
         log.parent.mkdir(parents=True, exist_ok=True)
+        snakemake = _snakemake_pid()  # before the child starts: a Snakemake killed meanwhile is still seen gone
         with open(log, "ab") as logf:
             proc = _start(task, [str(req), str(out), str(prog)], logf, env, wrapper)
             records: list[dict] = []
             t0 = time.monotonic()
             state = {"last": t0, "t0": t0, "current": None, "device": None, "phases": {}, "timeline": {}}
             with _group_killed_on_exit(proc):
-                rc, timed_out = _watch(proc, prog, records, state, timeout_s, startup_timeout_s)
+                rc, timed_out = _watch(proc, prog, records, state, (timeout_s, startup_timeout_s), snakemake)
         return _outcome(task, rc, timed_out, timeout_s, out, records, state, _tail(log))
 
 
@@ -233,10 +234,12 @@ def _read_payload(out: Path) -> dict | None:
         return None
 
 
-def _watch(proc, prog: Path, records: list, state: dict, timeout_s: float, startup_timeout_s: float):
-    """Follow the child's progress until it exits (its return code), hangs past the limit or the
-    Snakemake process above this job is gone; returns (return code or None, timed out)."""
-    offset, snakemake = 0, _snakemake_pid()
+def _watch(proc, prog: Path, records: list, state: dict, limits: tuple[float, float], snakemake: int | None):
+    """Follow the child's progress until it exits (its return code), hangs past the limit (``limits``:
+    once started, before) or the Snakemake process ``snakemake`` above this job is gone; returns
+    (return code or None, timed out)."""
+    timeout_s, startup_timeout_s = limits
+    offset = 0
     while True:
         rc = proc.poll()
         offset = _read_progress(prog, offset, records, state)
