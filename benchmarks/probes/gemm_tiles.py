@@ -65,30 +65,29 @@ def median_us(fn, lab: Lab, n: int) -> float:
     return statistics.median(event_time_us(fn, "cuda", caches=lab).us for _ in range(n))
 
 
-def sweep(cls: str, n: int, lab: Lab) -> None:
-    for M, N, K in SHAPES[cls]:
-        a = torch.randn(M, K, device="cuda").bfloat16()
-        b = (torch.randn(K, N, device="cuda") / K**0.5).bfloat16()
-        want = a @ b
-        c = torch.empty_like(want)
-        base = median_us(lambda: torch.matmul(a, b), lab, n)
-        print(f"{cls} {M}x{N}x{K}: torch.matmul {base:.1f} us", flush=True)
-        for cfg in CANDIDATES[cls]:
-            try:
-                c.fill_(float("nan"))
-                v8.launch(a, b, c, cfg)
-                err = (c.float() - want.float()).abs().max().item()
-                us = median_us(lambda cfg=cfg: v8.launch(a, b, c, cfg), lab, n)
-                print(f"  {cfg}: {us:8.1f} us  {base / us:5.3f}x torch  max err {err:.3g}", flush=True)
-            except Exception as e:  # a configuration that does not compile or fit: say so, go on
-                print(f"  {cfg}: failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
-            torch.cuda.empty_cache()
-        del a, b, c, want
+def shape_sweep(cls: str, M: int, N: int, K: int, n: int, lab: Lab) -> None:
+    a = torch.randn(M, K, device="cuda").bfloat16()
+    b = (torch.randn(K, N, device="cuda") / K**0.5).bfloat16()
+    want = a @ b
+    c = torch.empty_like(want)
+    base = median_us(lambda: torch.matmul(a, b), lab, n)
+    print(f"{cls} {M}x{N}x{K}: torch.matmul {base:.1f} us", flush=True)
+    for cfg in CANDIDATES[cls]:
+        try:
+            c.fill_(float("nan"))
+            v8.launch(a, b, c, cfg)
+            err = (c.float() - want.float()).abs().max().item()
+            us = median_us(lambda cfg=cfg: v8.launch(a, b, c, cfg), lab, n)
+            print(f"  {cfg}: {us:8.1f} us  {base / us:5.3f}x torch  max err {err:.3g}", flush=True)
+        except Exception as e:  # a configuration that does not compile or fit: say so, go on
+            print(f"  {cfg}: failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
 
 
 if __name__ == "__main__":
     samples = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     lab = Lab("cuda", flush_l2=True)
-    for cls in SHAPES:
-        sweep(cls, samples, lab)
+    for cls, shapes in SHAPES.items():
+        for M, N, K in shapes:
+            shape_sweep(cls, M, N, K, samples, lab)
+            torch.cuda.empty_cache()

@@ -52,8 +52,8 @@ _CONFIGS = [
 ]
 
 
-def _config(K: int, N: int) -> tuple:
-    return next(c for k_max, n_min, c in _CONFIGS if (k_max is None or K <= k_max) and N >= n_min)
+def _config(k: int, n: int) -> tuple:
+    return next(c for k_max, n_min, c in _CONFIGS if (k_max is None or k <= k_max) and n >= n_min)
 
 
 def _sms(device: torch.device) -> int:
