@@ -5,7 +5,7 @@ spin queued, CUDA events), next to torch.matmul timed the same way in the same p
 every result against torch.matmul first. Prints the median µs per (shape, configuration); the
 graph then measures the version whose table this chose.
 
-    PYTHONPATH=$PWD python3 benchmarks/probes/gemm_tiles.py [samples]
+    PYTHONPATH=$PWD python3 benchmarks/probes/gemm_tiles.py [samples] [rounds]
 """
 
 import importlib.util
@@ -25,36 +25,34 @@ SHAPES = {
     "small_k": [(8192, 8192, 64), (16384, 16384, 128)],
     "square": [(4096, 4096, 4096), (8192, 8192, 8192)],
 }
-# (tile M, N, K, warps, stages, persistent, flatten, subtile)
+# (tile M, N, K, warps, stages, programs per SM (0: one per tile), flatten, subtile). The first
+# sweep (docs/runs/h100-gemm/gemm_tiles.txt, round 1) tried v5's and v7's configurations and 128x128,
+# 256x128, 64x256 tiles; flattening with a split epilogue and four stages won on every class there.
 CANDIDATES = {
     "tall": [
-        (128, 256, 64, 8, 3, True, False, False),  # v5
-        (128, 256, 64, 8, 3, True, True, True),
-        (128, 256, 64, 8, 4, True, True, True),
-        (128, 256, 64, 8, 4, False, False, True),
-        (128, 128, 64, 8, 4, True, True, False),
-        (128, 128, 64, 4, 5, True, True, False),
-        (128, 128, 128, 8, 3, True, True, False),
-        (256, 128, 64, 8, 3, True, True, True),
-        (64, 256, 64, 4, 4, True, True, True),
+        (128, 256, 64, 8, 3, 1, False, False),  # v5
+        (128, 256, 64, 8, 4, 1, True, True),
+        (128, 256, 64, 8, 4, 1, False, True),
+        (128, 256, 32, 8, 6, 1, True, True),
+        (128, 256, 32, 8, 8, 1, True, True),
+        (128, 256, 128, 8, 2, 1, True, True),
     ],
     "small_k": [
-        (128, 128, 64, 4, 1, False, False, False),  # v7
-        (128, 128, 64, 4, 3, True, False, False),  # v5
-        (128, 128, 64, 4, 2, True, True, False),
-        (128, 128, 64, 4, 3, True, True, True),
-        (128, 256, 64, 8, 2, True, True, True),
-        (128, 256, 64, 8, 3, True, True, True),
-        (128, 128, 128, 8, 2, True, True, True),
-        (128, 128, 128, 4, 1, False, False, False),
-        (128, 256, 128, 8, 1, False, False, True),
-        (64, 256, 64, 4, 3, True, True, True),
+        (128, 128, 64, 4, 3, 1, True, True),
+        (128, 128, 64, 4, 4, 1, True, True),
+        (128, 128, 64, 4, 2, 2, True, True),
+        (128, 128, 64, 4, 3, 2, True, True),
+        (128, 256, 64, 8, 3, 1, True, True),
+        (128, 256, 64, 8, 4, 1, True, True),
+        (64, 256, 64, 4, 4, 1, True, True),
+        (64, 128, 64, 4, 3, 2, True, True),
+        (64, 128, 64, 4, 3, 3, True, True),
     ],
     "square": [
-        (128, 256, 64, 8, 3, True, False, False),  # v5
-        (128, 256, 64, 8, 3, True, True, True),
-        (128, 256, 64, 8, 4, True, True, True),
-        (128, 256, 64, 8, 4, False, False, True),
+        (128, 256, 64, 8, 3, 1, False, False),  # v5
+        (128, 256, 64, 8, 3, 1, True, True),
+        (128, 256, 64, 8, 4, 1, True, True),
+        (128, 256, 32, 8, 6, 1, True, True),
     ],
 }
 
@@ -85,9 +83,12 @@ def shape_sweep(cls: str, M: int, N: int, K: int, n: int, lab: Lab) -> None:
 
 if __name__ == "__main__":
     samples = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     lab = Lab("cuda", flush_l2=True)
-    for cls, shapes in SHAPES.items():
-        for M, N, K in shapes:
-            shape_sweep(cls, M, N, K, samples, lab)
-            torch.cuda.empty_cache()
+    for r in range(rounds):
+        print(f"== round {r + 1}")
+        for cls, shapes in SHAPES.items():
+            for M, N, K in shapes:
+                shape_sweep(cls, M, N, K, samples, lab)
+                torch.cuda.empty_cache()

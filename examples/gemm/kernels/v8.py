@@ -45,15 +45,23 @@ def matmul_tma(
             c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))  # clipped to C
 
 
-# (largest K, smallest N) -> (tile M, N, K, warps, stages, persistent, flatten, subtile); first match
+# (largest K, largest N) -> (tile M, N, K, warps, stages, programs per SM (0: one per tile),
+# flatten, subtile); the first row that matches serves. From the sweep (gemm_tiles.txt, two rounds):
+# K <= 64 wants narrow 64x256 tiles with four stages (52.0-52.3 us against 53.6-58.0 for 128x128
+# and 54.3-55.1 for 128x256 at 8192x8192x64); K = 128 wants 128x256 with three (225.4-226.3 us,
+# 128x128 242.6-269.8); tall wants four stages (224.8-225.8 us against 246.5-246.9 for v5's three
+# unflattened at 65536x256x4096); the squares keep three (1433.1-1450.9 us at 8192^3, four
+# stages 1459.8-1486.7).
 _CONFIGS = [
-    (128, 0, (128, 256, 64, 8, 3, True, True, True)),
-    (None, 0, (128, 256, 64, 8, 3, True, True, True)),
+    (64, None, (64, 256, 64, 4, 4, 1, True, True)),
+    (128, None, (128, 256, 64, 8, 3, 1, True, True)),
+    (None, 512, (128, 256, 64, 8, 4, 1, True, True)),
+    (None, None, (128, 256, 64, 8, 3, 1, True, True)),
 ]
 
 
 def _config(k: int, n: int) -> tuple:
-    return next(c for k_max, n_min, c in _CONFIGS if (k_max is None or k <= k_max) and n >= n_min)
+    return next(c for k_max, n_max, c in _CONFIGS if (k_max is None or k <= k_max) and (n_max is None or n <= n_max))
 
 
 def _sms(device: torch.device) -> int:
@@ -64,11 +72,11 @@ def _sms(device: torch.device) -> int:
 
 def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, cfg: tuple) -> None:
     """C = A @ B with one configuration of the kernel (the sweep calls this directly)."""
-    bm, bn, bk, warps, stages, persistent, flatten, subtile = cfg
+    bm, bn, bk, warps, stages, per_sm, flatten, subtile = cfg
     M, K = a.shape
     N = b.shape[1]
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-    programs = min(_sms(a.device), tiles) if persistent else tiles
+    programs = min(per_sm * _sms(a.device), tiles) if per_sm else tiles
     matmul_tma[(programs,)](
         TensorDescriptor.from_tensor(a, [bm, bk]),
         TensorDescriptor.from_tensor(b, [bk, bn]),
