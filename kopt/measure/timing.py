@@ -54,8 +54,8 @@ MAX_SPIN_US = 10_000.0
 THROTTLE_FRACTION = 0.75
 
 
-# The profiled calls must look like the timed ones: their event median within this fraction (plus
-# PROFILED_SLACK_US, and above it plus what the host time grew) of the timed median, and their host
+# The profiled calls must look like the timed ones: their event median, less the GPU's wait for the
+# host, within this fraction (plus PROFILED_SLACK_US) of the timed median, and their host
 # time within PROFILED_HOST_FACTOR times the timed calls' plus the spin's length. Wide on purpose:
 # the profiler slows the host's side of every launch, and a kernel that synchronises inside its
 # call carries that into its events (measured on the H100: +6% on a GEMM that reads values back,
@@ -262,8 +262,11 @@ def _nothing() -> None:
 
 
 def _null_event_us(n: int = 30) -> float:
-    """Median time of an empty event pair queued behind the same spin: the timer's own floor."""
-    return float(np.median([event_time_us(_nothing, "cuda").us for _ in range(n)]))
+    """The fastest of ``n`` empty event pairs queued behind the same spin: the timer's own floor.
+    The fastest, not the median: a pair only grows when the host is late to queue its end event,
+    and on the H100 one such spell made the median 200.06 us (1.2 us in every other version),
+    which refused an honest kernel as hiding work (docs/runs/h100-decode-attention, v1)."""
+    return float(min(event_time_us(_nothing, "cuda").us for _ in range(n)))
 
 
 def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Guard) -> dict:
@@ -331,25 +334,31 @@ def _clock_record(clocks: list[int]) -> dict:
     return {"sm_clock_mhz": med_clk, "sm_clock_max_mhz": max_clk, "throttled": throttled}
 
 
-def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> tuple[list[float], list[Sample]]:
+class Profiled(NamedTuple):
+    per_call_us: list[float]  # the kernel's GPU µs of every profiled call
+    samples: list[Sample]  # their event and host times
+    waits_us: list[float]  # how long the GPU waited for each call after the spin (torchtrace.call_waits)
+
+
+def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> Profiled:
     """Profiled calls in sessions of whole pool cycles: ``min_profile_calls`` first, then more while
     the median GPU time per call is not within ``target_ci_pct`` % and ``profile_calls`` allow (on a
-    target of 0: ``profile_calls`` at once). The kernel's GPU µs of every call, and the samples."""
+    target of 0: ``profile_calls`` at once)."""
     cap = int(opts.get("profile_calls", 50))
     target = float(opts.get("target_ci_pct", 0.0))
     first = min(cap, int(opts.get("min_profile_calls", cap))) if target > 0 else cap
-    per_call: list[float] = []
-    samples: list[Sample] = []
-    while not samples or (len(samples) < cap and median_ci_pct(per_call) > target):
-        n = first if not samples else min(max(1, len(samples) // 2), cap - len(samples))
-        trace, got = profiled_calls(trial, lab, n, trace_path)
-        samples += got
+    got = Profiled([], [], [])
+    while not got.samples or (len(got.samples) < cap and median_ci_pct(got.per_call_us) > target):
+        n = first if not got.samples else min(max(1, len(got.samples) // 2), cap - len(got.samples))
+        trace, samples = profiled_calls(trial, lab, n, trace_path)
+        got.samples.extend(samples)
         if not torchtrace.gpu_events(trace):  # nothing to pin down: another session would see no more
             break
-        per_call += torchtrace.per_call_us(trace, len(got))
+        got.per_call_us.extend(torchtrace.per_call_us(trace, len(samples)))
+        got.waits_us.extend(torchtrace.call_waits(trace))
         if target <= 0:
             break
-    return per_call, samples
+    return got
 
 
 def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
@@ -359,10 +368,12 @@ def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     out = {"event_null_us": _null_event_us(), "profiled_seeds": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            per_call, prof_samples = _profiled_sessions(trial, lab, opts, f"{tmp}/trace.json")
+            got = _profiled_sessions(trial, lab, opts, f"{tmp}/trace.json")
+        per_call, prof_samples = got.per_call_us, got.samples
         out["profiled_seeds"] = [x.seed for x in prof_samples]
         out["profiled_event_us"] = float(np.median([x.us for x in prof_samples]))
         out["profiled_host_us"] = float(np.median([x.host_us for x in prof_samples]))
+        out["profiled_wait_us"] = float(np.median(got.waits_us)) if got.waits_us else None
         prof_us = float(np.median(per_call)) if per_call else None
         out["profiler_ci_pct"] = median_ci_pct(per_call) if len(per_call) >= 6 else None
         if prof_us is None:
@@ -390,11 +401,13 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     (a kernel can tell that the profiler runs, and could move work where it does not look).
 
     The profiler slows the host's side of every call. The GPU is busy with the spin while the host
-    queues the call; host time beyond the spin's length leaves the GPU waiting after the start
-    event (a host-bound wrapper such as torch.compile's around a short GEMM, or a kernel that builds
-    its TMA descriptors on the host), so the events may grow by as much as that excess grew. Host
-    time within the spin never reaches the events; less time under the profiler, or more host time
-    than the limit, is never explained that way.
+    queues the call; a call that keeps the host past the spin (a host-bound wrapper such as
+    torch.compile's around a short GEMM, or a kernel that builds its TMA descriptors on the host)
+    leaves the GPU waiting after the start event. So the comparison is of the events minus that
+    wait: measured in the profiler's trace (``profiled_wait_us``: from the spin's end to the call's
+    first GPU work, at most the call's host time), else taken as the host time past the spin. The
+    timed calls' events may hold up to their own host time past the spin. Less time under the
+    profiler, or more host time than the limit, is never explained that way.
 
     ``trusted`` (a torch baseline, from the request, never from the kernel): the dispute is kept as
     ``profiler_note`` and the config stands. The check guards against a kernel hiding work from
@@ -405,13 +418,16 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     ev, host = out["profiled_event_us"], out["profiled_host_us"]
     spin_us = rec.get("spin_us") or SPIN_CYCLES / CYCLES_PER_US
     tol = PROFILED_EVENT_TOL * rec["median_us"] + PROFILED_SLACK_US
-    host_growth = max(max(host - spin_us, 0.0) - max(rec["host_us"] - spin_us, 0.0), 0.0)
-    ev_ok = -tol <= ev - rec["median_us"] <= tol + host_growth
+    wait = out.get("profiled_wait_us")
+    wait = min(max(host - spin_us, 0.0) if wait is None else wait, host)
+    timed_wait = max(rec["host_us"] - spin_us, 0.0)
+    ev_ok = -tol - timed_wait <= ev - wait - rec["median_us"] <= tol
     if ev_ok and host <= PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
         return
     what = (
-        f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events) and keeps the host "
-        f"{host:.2f} us, the timed calls {rec['median_us']:.2f} us and {rec['host_us']:.2f} us"
+        f"config {rec['key']}: under the profiler a call takes {ev:.2f} us (events, {wait:.2f} of them waiting "
+        f"for the host) and keeps the host {host:.2f} us, the timed calls {rec['median_us']:.2f} us and "
+        f"{rec['host_us']:.2f} us"
     )
     if not trusted:
         raise KernelFault(f"{what}: a kernel must behave the same whether it is profiled or not")

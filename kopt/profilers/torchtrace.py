@@ -31,26 +31,45 @@ def _is_launch(cat: str) -> bool:
     return "runtime" in cat or "driver" in cat
 
 
+def _x_events(trace: dict) -> list[dict]:
+    return [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+
+
+def _ranges(evs: list[dict], name: str) -> list[tuple]:
+    """The ``name`` ranges, in time order: (start µs, end µs, host thread)."""
+    return sorted(
+        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e.get("tid"))
+        for e in evs
+        if e.get("cat") == "user_annotation" and e.get("name") == name
+    )
+
+
+def _launches(evs: list[dict]) -> dict:
+    """Correlation id -> (host thread, launch time) of every host launch."""
+    return {
+        e["args"]["correlation"]: (e.get("tid"), float(e["ts"]))
+        for e in evs
+        if (e.get("args") or {}).get("correlation") is not None and _is_launch(str(e.get("cat", "")))
+    }
+
+
+def _inside(where: tuple | None, ranges: list[tuple]) -> int | None:
+    """The index of the range a launch (thread, time) lies in, if any."""
+    if where is None:
+        return None
+    return next((i for i, (a, b, t) in enumerate(ranges) if where[0] == t and a <= where[1] <= b), None)
+
+
 def gpu_events(trace: dict, exclude: str = PREP) -> list[dict]:
     """GPU events not launched from inside an ``exclude`` range: name, cat, ts, dur_us, stream, args."""
-    evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
-    ranges = [
-        (e.get("tid"), float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
-        for e in evs
-        if e.get("cat") == "user_annotation" and e.get("name") == exclude
-    ]
-    launches = {}
-    for e in evs:
-        corr = (e.get("args") or {}).get("correlation")
-        if corr is not None and _is_launch(str(e.get("cat", ""))):
-            launches[corr] = (e.get("tid"), float(e["ts"]))
+    evs = _x_events(trace)
+    ranges, launches = _ranges(evs, exclude), _launches(evs)
     out = []
     for e in evs:
         if e.get("cat") not in GPU_CATS:
             continue
         args = e.get("args") or {}
-        tid_ts = launches.get(args.get("correlation"))
-        if tid_ts is not None and any(tid_ts[0] == t and a <= tid_ts[1] <= b for t, a, b in ranges):
+        if _inside(launches.get(args.get("correlation")), ranges) is not None:
             continue
         out.append(
             {
@@ -63,6 +82,27 @@ def gpu_events(trace: dict, exclude: str = PREP) -> list[dict]:
             }
         )
     return out
+
+
+def call_waits(trace: dict) -> list[float]:
+    """Per ``kopt::call`` range, in order: how long the GPU sat idle waiting for the call, from
+    the end of the harness's last GPU work launched before the range (the spin) to the start of
+    the first GPU work launched inside it. 0 when that work started at once, or when the call
+    launched nothing from the range's thread (work from elsewhere is never excused this way)."""
+    evs = _x_events(trace)
+    preps, calls, launches = _ranges(evs, PREP), _ranges(evs, CALL), _launches(evs)
+    gpu = [
+        (launches[corr], float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0)))
+        for e in evs
+        if e.get("cat") in GPU_CATS and (corr := (e.get("args") or {}).get("correlation")) in launches
+    ]
+    harness = [(where, end) for where, _, end in gpu if _inside(where, preps) is not None]
+    waits = []
+    for a, b, tid in calls:
+        before = [end for where, end in harness if where[0] == tid and where[1] < a]
+        first = [start for where, start, _ in gpu if where[0] == tid and a <= where[1] <= b]
+        waits.append(max(min(first) - max(before), 0.0) if before and first else 0.0)
+    return waits
 
 
 def per_kernel(events: list[dict], calls: int) -> list[dict]:
@@ -101,24 +141,14 @@ def per_kernel(events: list[dict], calls: int) -> list[dict]:
 def per_call_us(trace: dict, calls: int) -> list[float]:
     """GPU µs of each call: the kernel's work launched inside the i-th ``kopt::call`` range; work
     launched elsewhere (another thread, after the range) is spread evenly over the calls."""
-    evs = gpu_events(trace)
-    ranges = sorted(
-        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e.get("tid"))
-        for e in trace.get("traceEvents", [])
-        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e.get("name") == CALL
-    )
-    launches = {}
-    for e in trace.get("traceEvents", []):
-        corr = (e.get("args") or {}).get("correlation")
-        if corr is not None and e.get("ph") == "X" and _is_launch(str(e.get("cat", ""))):
-            launches[corr] = (e.get("tid"), float(e["ts"]))
+    raw = _x_events(trace)
+    evs, ranges, launches = gpu_events(trace), _ranges(raw, CALL), _launches(raw)
     if len(ranges) != calls:
         total = sum(e["dur_us"] for e in evs)
         return [total / calls] * calls
     per, spread = [0.0] * calls, 0.0
     for e in evs:
-        where = launches.get(e["args"].get("correlation"))
-        i = next((i for i, (a, b, t) in enumerate(ranges) if where and where[0] == t and a <= where[1] <= b), None)
+        i = _inside(launches.get(e["args"].get("correlation")), ranges)
         if i is None:
             spread += e["dur_us"]
         else:

@@ -115,6 +115,7 @@ class BenchRow(Open):
     spin_us: float | None = None  # the spin queued before each timed call (kopt.measure.timing)
     profiled_event_us: float | None = None
     profiled_host_us: float | None = None
+    profiled_wait_us: float | None = None  # the GPU waiting for the host after the spin, profiled (median)
     sm_clock_mhz: float | None = None
     throttled: bool | None = None
     device: str | None = None

@@ -102,9 +102,10 @@ def _fake_profiled_sessions(monkeypatch, spread: float, opts: dict) -> tuple[int
     monkeypatch.setattr(
         timing.torchtrace, "per_call_us", lambda trace, n: [100 * (1 + r.gauss(0, spread)) for _ in range(n)]
     )
-    per_call, samples = timing._profiled_sessions(None, None, opts, "trace.json")
-    assert len(per_call) == len(samples) == sum(sessions)
-    return len(samples), len(sessions)
+    monkeypatch.setattr(timing.torchtrace, "call_waits", lambda trace: [0.0] * sessions[-1])
+    got = timing._profiled_sessions(None, None, opts, "trace.json")
+    assert len(got.per_call_us) == len(got.samples) == len(got.waits_us) == sum(sessions)
+    return len(got.samples), len(sessions)
 
 
 def test_profiled_calls_stop_once_their_median_is_pinned_down(monkeypatch):
@@ -133,9 +134,9 @@ def test_rows_whose_calls_left_the_gpu_idle_or_kept_the_host_past_the_spin_are_m
     assert _method(Lab("cpu", flush_l2=False), calls) == "cpu-interpreter"
 
 
-def _under_profiler(median_us, host_us, ev_us, prof_host_us, spin_us=250.0):
+def _under_profiler(median_us, host_us, ev_us, prof_host_us, spin_us=250.0, wait_us=None):
     rec = {"key": "k", "median_us": median_us, "host_us": host_us, "spin_us": spin_us}
-    out = {"profiled_event_us": ev_us, "profiled_host_us": prof_host_us}
+    out = {"profiled_event_us": ev_us, "profiled_host_us": prof_host_us, "profiled_wait_us": wait_us}
     timing._same_under_profiler(rec, out)
 
 
@@ -149,6 +150,34 @@ def test_a_host_bound_call_slowed_by_the_profiler_is_not_refused():
     # 19 us beyond it, and the events grew 47 us (launch latency under the profiler is the rest)
     _under_profiler(76.03, 180.50, 123.44, 269.13)
     _under_profiler(100.0, 10.0, 110.0, 12.0)  # within the plain tolerance
+
+
+def test_the_gpu_s_measured_wait_for_the_host_is_what_the_profiled_events_may_grow_by():
+    """The GEMM's v8 on 8192x8192x64 (H100, 2026-11-24): timed 52.46 us with 194.66 us of host
+    time, profiled 96.51 us and 255.39 us: 5.4 us past the spin cannot explain 44 us more on the
+    events. The trace's wait, from the spin's end to the call's first GPU work, can; without it,
+    or with a wait the call's host time cannot have caused, the config is refused."""
+    import pytest
+
+    from kopt.measure.faults import KernelFault
+
+    v8 = (52.46, 194.66, 96.51, 255.39)
+    _under_profiler(*v8, wait_us=40.0)
+    for wait, shown in ((None, "5.39"), (0.0, "0.00"), (5.0, "5.00")):  # no trace: the host past the spin
+        with pytest.raises(KernelFault, match=f"{shown} of them waiting for the host"):
+            _under_profiler(*v8, wait_us=wait)
+    with pytest.raises(KernelFault, match="behave the same"):  # a wait longer than the host worked: capped
+        _under_profiler(100.0, 10.0, 400.0, 30.0, wait_us=300.0)
+    with pytest.raises(KernelFault, match="behave the same"):  # shorter once the wait is taken off
+        _under_profiler(100.0, 10.0, 110.0, 200.0, wait_us=80.0)
+
+
+def test_the_timer_floor_is_the_fastest_empty_event_pair(monkeypatch):
+    """One spell of a late host made the median empty pair 200.06 us on the H100 and an honest
+    kernel looked as if it hid work; the fastest pair is the floor."""
+    times = iter([200.06] * 20 + [1.2] * 10)
+    monkeypatch.setattr(timing, "event_time_us", lambda fn, device: timing.Timed(next(times), 0.0, None))
+    assert timing._null_event_us(30) == 1.2
 
 
 def test_a_call_that_changes_under_the_profiler_is_refused():

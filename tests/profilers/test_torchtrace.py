@@ -74,3 +74,11 @@ def test_gpu_time_is_the_median_over_calls():
     per = torchtrace.per_call_us(trace, 5)
     assert len(per) == 5 and all(300 < x < 420 for x in per)
     assert torchtrace.gpu_us_per_call(trace, 5) == pytest.approx(sorted(per)[2])
+
+
+def test_the_gpu_s_wait_for_each_call_is_read_from_the_trace():
+    """The recorded trace (no spin then): the first call's kernel started 301.7 us after the
+    harness's last GPU work before it (97753.5 against 97369.7 + 82.2 in the trace), the second
+    59.2 us; from the third on the launches were ahead of the GPU."""
+    trace = torchtrace.load(FIX / "h100_torch_trace_v1_N256.json")
+    assert [round(w, 1) for w in torchtrace.call_waits(trace)] == [301.7, 59.2, 3.4, 1.2, 1.6]
