@@ -85,10 +85,12 @@ def gpu_events(trace: dict, exclude: str = PREP) -> list[dict]:
 
 
 def call_waits(trace: dict) -> list[float]:
-    """Per ``kopt::call`` range, in order: how long the GPU sat idle waiting for the call, from
-    the end of the harness's last GPU work launched before the range (the spin) to the start of
-    the first GPU work launched inside it. 0 when that work started at once, or when the call
-    launched nothing from the range's thread (work from elsewhere is never excused this way)."""
+    """Per ``kopt::call`` range, in order: how long the GPU sat idle waiting for the call's host
+    side, from the end of the harness's last GPU work launched before the range (the spin) to the
+    end of the last GPU work launched inside it, less the time that work kept the GPU busy: the
+    wait before the first launch and the gaps between launches (a wrapper's several kernels, a
+    value read back in between). 0 when the call launched nothing from the range's thread: work
+    from elsewhere is never excused this way."""
     evs = _x_events(trace)
     preps, calls, launches = _ranges(evs, PREP), _ranges(evs, CALL), _launches(evs)
     gpu = [
@@ -100,9 +102,18 @@ def call_waits(trace: dict) -> list[float]:
     waits = []
     for a, b, tid in calls:
         before = [end for where, end in harness if where[0] == tid and where[1] < a]
-        first = [start for where, start, _ in gpu if where[0] == tid and a <= where[1] <= b]
-        waits.append(max(min(first) - max(before), 0.0) if before and first else 0.0)
+        work = sorted((start, end) for where, start, end in gpu if where[0] == tid and a <= where[1] <= b)
+        waits.append(_idle(max(before), work) if before and work else 0.0)
     return waits
+
+
+def _idle(since: float, work: list[tuple[float, float]]) -> float:
+    """µs from ``since`` to the end of the last interval that no interval covers."""
+    idle, reached = 0.0, since
+    for start, end in work:
+        idle += max(start - reached, 0.0)
+        reached = max(reached, end)
+    return idle
 
 
 def per_kernel(events: list[dict], calls: int) -> list[dict]:

@@ -338,16 +338,20 @@ def render_final(res: Results, plots: list[str]) -> str:
 
 
 def baseline_problems(res: Results) -> dict[str, str]:
-    """Per torch baseline with a config that gave no figure: the first such config's error;
-    otherwise its first profiler note (a dispute recorded, not refused, for trusted torch code)."""
+    """Per torch baseline, one sentence: the configs that gave no figure and the first one's
+    error; otherwise the configs whose profiled calls were disputed (recorded, not refused, for
+    trusted torch code: their figures stand) and the first note."""
     out = {}
     for impl, df in res.baselines.items():
         bad = df[df["status"] != "ok"]
         notes = df["profiler_note"].dropna() if "profiler_note" in df else []
         if len(bad):
-            out[impl] = str(bad["error"].iloc[0])
+            out[impl] = (
+                f"no figure on {len(bad)} config(s) (their cells are empty); the first one's reason: "
+                f"{bad['error'].iloc[0]}"
+            )
         elif len(notes):
-            out[impl] = f"{len(notes)} config(s) noted; the first: {notes.iloc[0]}"
+            out[impl] = f"{len(notes)} config(s) noted, their figures kept; the first: {notes.iloc[0]}"
     return out
 
 

@@ -82,3 +82,30 @@ def test_the_gpu_s_wait_for_each_call_is_read_from_the_trace():
     59.2 us; from the third on the launches were ahead of the GPU."""
     trace = torchtrace.load(FIX / "h100_torch_trace_v1_N256.json")
     assert [round(w, 1) for w in torchtrace.call_waits(trace)] == [301.7, 59.2, 3.4, 1.2, 1.6]
+
+
+def test_the_gaps_between_a_call_s_launches_are_waits_too():
+    """A wrapper of two kernels whose second launch came late: 4 us before the first (spin ended
+    at 10, first kernel 14-20), 10 us between them (second 30-35); a copy overlapping the first
+    kernel adds no wait. Work launched from another thread is not the call's."""
+
+    def x(cat, name, ts, dur, tid=1, corr=None):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "tid": tid, "args": {"correlation": corr}}
+
+    trace = {
+        "traceEvents": [
+            x("user_annotation", torchtrace.PREP, 0, 5),
+            x("cuda_runtime", "cudaLaunchKernel", 1, 1, corr=1),
+            x("kernel", "spin", 2, 8, tid=7, corr=1),
+            x("user_annotation", torchtrace.CALL, 6, 30),
+            x("cuda_runtime", "cudaLaunchKernel", 7, 1, corr=2),
+            x("kernel", "first", 14, 6, tid=7, corr=2),
+            x("cuda_runtime", "cudaMemcpyAsync", 8, 1, corr=3),
+            x("gpu_memcpy", "copy", 15, 3, tid=7, corr=3),
+            x("cuda_runtime", "cudaLaunchKernel", 28, 1, corr=4),
+            x("kernel", "second", 30, 5, tid=7, corr=4),
+            x("cuda_runtime", "cudaLaunchKernel", 9, 1, tid=2, corr=5),
+            x("kernel", "elsewhere", 40, 5, tid=7, corr=5),
+        ]
+    }
+    assert torchtrace.call_waits(trace) == [14.0]

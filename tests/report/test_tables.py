@@ -119,8 +119,13 @@ def test_a_torch_baselines_profiler_note_is_shown_and_its_error_comes_first(res)
     eager = res.baselines["eager"]
     assert tables.baseline_problems(res) == {}
     eager["profiler_note"] = [None] * (len(eager) - 1) + ["config A2: under the profiler ... recorded, not refused"]
-    assert tables.baseline_problems(res)["eager"].startswith("1 config(s) noted; the first: config A2")
-    assert "torch eager: 1 config(s) noted" in tables.render_benchmark(res)
+    assert tables.baseline_problems(res)["eager"].startswith(
+        "1 config(s) noted, their figures kept; the first: config A2"
+    )
+    assert "torch eager: 1 config(s) noted, their figures kept" in tables.render_benchmark(res)
+    assert "torch eager: 1 config(s) noted, their figures kept" in tables.render_final(res, [])
     eager["error"] = eager["error"].astype(object)
     eager.loc[0, "status"], eager.loc[0, "error"] = "failed", "config A1: crashed"
-    assert tables.baseline_problems(res)["eager"] == "config A1: crashed"
+    problem = "no figure on 1 config(s) (their cells are empty); the first one's reason: config A1: crashed"
+    assert tables.baseline_problems(res)["eager"] == problem
+    assert f"torch eager: {problem}" in tables.render_final(res, [])
