@@ -337,7 +337,17 @@ def _clock_record(clocks: list[int]) -> dict:
 class Profiled(NamedTuple):
     per_call_us: list[float]  # the kernel's GPU µs of every profiled call
     samples: list[Sample]  # their event and host times
-    waits_us: list[float]  # how long the GPU waited for each call after the spin (torchtrace.call_waits)
+    waits_us: list[float]  # how long each call's events waited on the host (_waits)
+
+
+def _waits(samples: list[Sample], busy: list[float | None]) -> list[float]:
+    """Per profiled call: its events less the GPU's busy time in the trace, the time they waited
+    on the host, at most its host time (the GPU cannot wait on the host longer than the host
+    worked); 0 for a call whose trace shows no work of its own, or when the trace's calls do not
+    pair with the samples."""
+    if len(busy) != len(samples):
+        return [0.0] * len(samples)
+    return [min(max(s.us - b, 0.0), s.host_us) if b is not None else 0.0 for s, b in zip(samples, busy, strict=True)]
 
 
 def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> Profiled:
@@ -355,7 +365,7 @@ def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> P
         if not torchtrace.gpu_events(trace):  # nothing to pin down: another session would see no more
             break
         got.per_call_us.extend(torchtrace.per_call_us(trace, len(samples)))
-        got.waits_us.extend(torchtrace.call_waits(trace))
+        got.waits_us.extend(_waits(samples, torchtrace.call_busy_us(trace)))
         if target <= 0:
             break
     return got
@@ -403,11 +413,12 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     The profiler slows the host's side of every call. The GPU is busy with the spin while the host
     queues the call; a call that keeps the host past the spin (a host-bound wrapper such as
     torch.compile's around a short GEMM, or a kernel that builds its TMA descriptors on the host)
-    leaves the GPU waiting after the start event. So the comparison is of the events minus that
-    wait: measured in the profiler's trace (``profiled_wait_us``: from the spin's end to the call's
-    first GPU work, at most the call's host time), else taken as the host time past the spin. The
-    timed calls' events may hold up to their own host time past the spin. Less time under the
-    profiler, or more host time than the limit, is never explained that way.
+    leaves the GPU waiting inside the events: before the first launch, between launches, or for
+    the end event. So the comparison is of the events minus that wait: measured per call as the
+    events less the GPU's busy time in the profiler's trace (``profiled_wait_us``, at most the
+    call's host time; ``_waits``), else taken as the host time past the spin. The timed calls'
+    events may hold up to their own host time past the spin. Less time under the profiler, or
+    more host time than the limit, is never explained that way.
 
     ``trusted`` (a torch baseline, from the request, never from the kernel): the dispute is kept as
     ``profiler_note`` and the config stands. The check guards against a kernel hiding work from

@@ -84,36 +84,33 @@ def gpu_events(trace: dict, exclude: str = PREP) -> list[dict]:
     return out
 
 
-def call_waits(trace: dict) -> list[float]:
-    """Per ``kopt::call`` range, in order: how long the GPU sat idle waiting for the call's host
-    side, from the end of the harness's last GPU work launched before the range (the spin) to the
-    end of the last GPU work launched inside it, less the time that work kept the GPU busy: the
-    wait before the first launch and the gaps between launches (a wrapper's several kernels, a
-    value read back in between). 0 when the call launched nothing from the range's thread: work
-    from elsewhere is never excused this way."""
+def call_busy_us(trace: dict) -> list[float | None]:
+    """Per ``kopt::call`` range, in order: how long the GPU was busy with the work launched inside
+    it from the range's thread, overlapping work counted once. A call's events less this is the
+    time the GPU waited on the host inside them: before the first launch, between launches (a
+    wrapper's several kernels, a value read back), and before the end event was queued. None
+    when the call launched nothing from that thread: work from elsewhere is never counted here."""
     evs = _x_events(trace)
-    preps, calls, launches = _ranges(evs, PREP), _ranges(evs, CALL), _launches(evs)
+    calls, launches = _ranges(evs, CALL), _launches(evs)
     gpu = [
         (launches[corr], float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0)))
         for e in evs
         if e.get("cat") in GPU_CATS and (corr := (e.get("args") or {}).get("correlation")) in launches
     ]
-    harness = [(where, end) for where, _, end in gpu if _inside(where, preps) is not None]
-    waits = []
+    busy = []
     for a, b, tid in calls:
-        before = [end for where, end in harness if where[0] == tid and where[1] < a]
         work = sorted((start, end) for where, start, end in gpu if where[0] == tid and a <= where[1] <= b)
-        waits.append(_idle(max(before), work) if before and work else 0.0)
-    return waits
+        busy.append(_covered(work) if work else None)
+    return busy
 
 
-def _idle(since: float, work: list[tuple[float, float]]) -> float:
-    """µs from ``since`` to the end of the last interval that no interval covers."""
-    idle, reached = 0.0, since
+def _covered(work: list[tuple[float, float]]) -> float:
+    """µs that the (start, end) intervals, sorted by start, cover."""
+    total, reached = 0.0, work[0][0]
     for start, end in work:
-        idle += max(start - reached, 0.0)
+        total += max(end - max(start, reached), 0.0)
         reached = max(reached, end)
-    return idle
+    return total
 
 
 def per_kernel(events: list[dict], calls: int) -> list[dict]:

@@ -3,6 +3,7 @@ through it; the median's interval and when sampling stops. On the CPU, where it 
 
 import time
 
+import pytest
 import torch
 
 from kopt.measure import timing
@@ -102,7 +103,7 @@ def _fake_profiled_sessions(monkeypatch, spread: float, opts: dict) -> tuple[int
     monkeypatch.setattr(
         timing.torchtrace, "per_call_us", lambda trace, n: [100 * (1 + r.gauss(0, spread)) for _ in range(n)]
     )
-    monkeypatch.setattr(timing.torchtrace, "call_waits", lambda trace: [0.0] * sessions[-1])
+    monkeypatch.setattr(timing.torchtrace, "call_busy_us", lambda trace: [100.0] * sessions[-1])
     got = timing._profiled_sessions(None, None, opts, "trace.json")
     assert len(got.per_call_us) == len(got.samples) == len(got.waits_us) == sum(sessions)
     return len(got.samples), len(sessions)
@@ -170,6 +171,16 @@ def test_the_gpu_s_measured_wait_for_the_host_is_what_the_profiled_events_may_gr
         _under_profiler(100.0, 10.0, 400.0, 30.0, wait_us=300.0)
     with pytest.raises(KernelFault, match="behave the same"):  # shorter once the wait is taken off
         _under_profiler(100.0, 10.0, 110.0, 200.0, wait_us=80.0)
+
+
+def test_a_profiled_call_s_wait_is_its_events_less_the_gpu_s_busy_time_at_most_its_host_time():
+    """Decode attention's v2 on B=64 (H100, 2026-11-24): profiled, 179.6 us on the events, 61 us
+    of it GPU work in the trace, 323 us on the host: it waited 118.6 us. The GPU cannot wait on
+    the host longer than the host worked; a call with no work of its own in the trace is not
+    excused; a trace whose calls do not pair with the samples excuses nothing."""
+    s = [timing.Sample(179.6, 0, 0, 323.5), timing.Sample(400.0, 1, 0, 100.0), timing.Sample(50.0, 2, 0, 80.0)]
+    assert timing._waits(s, [61.0, 61.0, None]) == pytest.approx([118.6, 100.0, 0.0])
+    assert timing._waits(s, [61.0]) == [0.0, 0.0, 0.0]
 
 
 def test_the_timer_floor_is_the_fastest_empty_event_pair(monkeypatch):

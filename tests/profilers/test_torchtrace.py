@@ -76,18 +76,18 @@ def test_gpu_time_is_the_median_over_calls():
     assert torchtrace.gpu_us_per_call(trace, 5) == pytest.approx(sorted(per)[2])
 
 
-def test_the_gpu_s_wait_for_each_call_is_read_from_the_trace():
-    """The recorded trace (no spin then): the first call's kernel started 301.7 us after the
-    harness's last GPU work before it (97753.5 against 97369.7 + 82.2 in the trace), the second
-    59.2 us; from the third on the launches were ahead of the GPU."""
+def test_the_gpu_s_busy_time_in_each_call_is_read_from_the_trace():
+    """The recorded trace: one softmax kernel per call, so each call's busy time is its duration."""
     trace = torchtrace.load(FIX / "h100_torch_trace_v1_N256.json")
-    assert [round(w, 1) for w in torchtrace.call_waits(trace)] == [301.7, 59.2, 3.4, 1.2, 1.6]
+    busy = torchtrace.call_busy_us(trace)
+    assert busy == pytest.approx(torchtrace.per_call_us(trace, 5), abs=1e-3)  # end - start, in float
+    assert round(busy[0], 3) == 354.503  # kernel softmax_one_pass, correlation 23
 
 
-def test_the_gaps_between_a_call_s_launches_are_waits_too():
-    """A wrapper of two kernels whose second launch came late: 4 us before the first (spin ended
-    at 10, first kernel 14-20), 10 us between them (second 30-35); a copy overlapping the first
-    kernel adds no wait. Work launched from another thread is not the call's."""
+def test_overlapping_work_counts_once_and_work_from_another_thread_not_at_all():
+    """A wrapper of two kernels (14-20 and 30-35) and a copy overlapping the first (15-18): busy
+    11 us. A kernel launched from another thread is not the call's; a call without launches of
+    its own has no busy time to compare."""
 
     def x(cat, name, ts, dur, tid=1, corr=None):
         return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "tid": tid, "args": {"correlation": corr}}
@@ -106,6 +106,9 @@ def test_the_gaps_between_a_call_s_launches_are_waits_too():
             x("kernel", "second", 30, 5, tid=7, corr=4),
             x("cuda_runtime", "cudaLaunchKernel", 9, 1, tid=2, corr=5),
             x("kernel", "elsewhere", 40, 5, tid=7, corr=5),
+            x("user_annotation", torchtrace.CALL, 50, 10),
+            x("cuda_runtime", "cudaLaunchKernel", 52, 1, tid=2, corr=6),
+            x("kernel", "from another thread", 55, 5, tid=7, corr=6),
         ]
     }
-    assert torchtrace.call_waits(trace) == [14.0]
+    assert torchtrace.call_busy_us(trace) == [11.0, None]
