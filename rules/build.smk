@@ -4,6 +4,7 @@ rule build:
         settings=SETTINGS["build"],
         owner="results/workspace.json",  # whose tree this is, written before any version's folder
         kernel=kernel_of,
+        headers=headers_of,  # its local #include "..." files
     output:
         build=directory("results/{version}/build"),
     log:

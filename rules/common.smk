@@ -22,7 +22,7 @@ from kopt.workspace.provenance import (
 )
 from kopt.workspace.settings import changed as settings_changed
 from kopt.workspace.settings import from_config as settings_from_config
-from kopt.workspace.target import COMPILED, WorkspaceError, kernel_files, load_workspace
+from kopt.workspace.target import COMPILED, WorkspaceError, kernel_files, load_workspace, local_headers
 
 
 # found next to the workflow, so `snakemake -d DIR` (results under DIR) finds it too
@@ -83,6 +83,12 @@ BASELINE_FILES = (
 
 def kernel_of(wildcards):
     return str(WS.version(wildcards.version).kernel)
+
+
+def headers_of(wildcards):
+    """The local headers ("x.cuh") the version's own CUDA/HIP source includes: a change rebuilds it."""
+    kernel = WS.version(wildcards.version).kernel
+    return [str(p) for p in local_headers(kernel)] if kernel.suffix in COMPILED else []
 
 
 def meta_of(wildcards):

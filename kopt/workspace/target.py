@@ -7,6 +7,7 @@ the field, e.g. ``examples/x/target.yaml: configs[2].M: 'big' is not of type 'in
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -234,9 +235,30 @@ def version_kernel(kdir: Path, name: str) -> Path:
     return kdir / f"{name}.yaml"
 
 
+# a local header of a CUDA/HIP source: #include "name" (angle brackets are the toolkit's or the system's)
+LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
+
+
+def local_headers(source: str | Path) -> list[Path]:
+    """The headers a CUDA/HIP source includes with quotes, found next to the file that includes
+    them, followed through: what its build reads besides itself. One that is not there is left to
+    the compiler, which names it."""
+    out: list[Path] = []
+    todo = [Path(source)]
+    while todo:
+        f = todo.pop()
+        for name in LOCAL_INCLUDE.findall(f.read_text(errors="replace")):
+            h = Path(os.path.normpath(f.parent / name))
+            if h.is_file() and h not in out and h != Path(source):
+                out.append(h)
+                todo.append(h)
+    return out
+
+
 def kernel_files(kernel: str | Path) -> list[Path]:
     """Every file a version runs: its kernel and, for a dispatching version (kernels/vN.yaml),
-    the kernels its routes use, followed through (a routed vK may dispatch too)."""
+    the kernels its routes use, followed through (a routed vK may dispatch too), and the local
+    headers of its CUDA/HIP sources."""
     out, todo = [], [Path(kernel)]
     while todo:
         k = todo.pop()
@@ -245,6 +267,8 @@ def kernel_files(kernel: str | Path) -> list[Path]:
         out.append(k)
         if k.suffix == ".yaml":
             todo += [version_kernel(k.parent, r["use"]) for r in (_read_yaml(k) or {}).get("dispatch") or []]
+        elif k.suffix in COMPILED:
+            todo += local_headers(k)
     return sorted(out)
 
 

@@ -45,6 +45,14 @@ def test_a_compile_error_fails_the_build_with_the_compilers_first_error(tmp_path
     assert 'identifier "undefined_helper" is undefined' in doc["error"] and "\n" not in doc["error"]
 
 
+def test_a_source_compiles_with_its_local_headers(tmp_path):
+    """nvcc compiles the kernel where it lies, so a quoted include next to it is found."""
+    (tmp_path / "helper.cuh").write_text("__device__ inline float twice(float v) { return 2 * v; }\n")
+    source = '#include "helper.cuh"\n__global__ void k(float* x) { x[0] = twice(x[0]); }\n'
+    doc = _build(tmp_path, source + 'extern "C" void solve(float* x) { k<<<1, 1>>>(x); }\n')
+    assert doc["status"] == "ok", doc["error"]
+
+
 def test_a_bad_signature_fails_before_anything_compiles(tmp_path):
     doc = _build(tmp_path, 'extern "C" void solve(float** x) { }\n')
     assert doc["status"] == "failed" and doc["command"] is None

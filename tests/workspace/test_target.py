@@ -152,3 +152,20 @@ def test_version_metadata_errors(ws, meta, msg):
         shutil.copy(ws / "kernels" / "v1.py", ws / "kernels" / "v8.py")
     with pytest.raises(WorkspaceError, match=msg):
         load_workspace(ws)
+
+
+def test_a_cuda_version_s_local_headers_are_among_its_files(tmp_path):
+    """A .cu that includes "common.cuh" (which includes "sub/inner.cuh") is made from all three:
+    a change to a header reruns and rebuilds the version, and `kopt rerun` restores them. System
+    headers (<...>), a header that is not there (the compiler names it) and a cycle add nothing."""
+    from kopt.workspace.target import kernel_files, local_headers
+
+    k = tmp_path / "kernels"
+    (k / "sub").mkdir(parents=True)
+    (k / "v1.cu").write_text('#include <cuda_runtime.h>\n#include "common.cuh"\n  #  include "missing.cuh"\n')
+    (k / "common.cuh").write_text('#pragma once\n#include "sub/inner.cuh"\n')
+    (k / "sub" / "inner.cuh").write_text('#include "../common.cuh"\n')
+    assert local_headers(k / "v1.cu") == [k / "common.cuh", k / "sub" / "inner.cuh"]
+    assert kernel_files(k / "v1.cu") == [k / "common.cuh", k / "sub" / "inner.cuh", k / "v1.cu"]
+    (k / "v2.py").write_text('# include "common.cuh"\n')
+    assert kernel_files(k / "v2.py") == [k / "v2.py"]  # only CUDA/HIP sources are read for includes
