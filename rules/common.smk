@@ -22,7 +22,13 @@ from kopt.workspace.provenance import (
 )
 from kopt.workspace.settings import changed as settings_changed
 from kopt.workspace.settings import from_config as settings_from_config
-from kopt.workspace.target import COMPILED, WorkspaceError, kernel_files, load_workspace, local_headers
+from kopt.workspace.target import (
+    COMPILED,
+    WorkspaceError,
+    kernel_files,
+    load_workspace,
+    local_headers,
+)
 
 
 # found next to the workflow, so `snakemake -d DIR` (results under DIR) finds it too
