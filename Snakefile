@@ -11,8 +11,7 @@ if WS.command is None:  # Triton, CUDA and HIP versions, judged against ref.py
 
     include: "rules/build.smk"
     include: "rules/correctness.smk"
-    include: "rules/bench.smk"
-    include: "rules/profile.smk"
+    include: "rules/measure.smk"
     include: "rules/baseline.smk"
 
 else:  # a target of kind command: commits judged by a fixed benchmark command

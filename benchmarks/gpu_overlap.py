@@ -4,8 +4,9 @@ jobs ever used one GPU at once; how much of the time two GPUs were busy together
     python3 benchmarks/gpu_overlap.py results          # exit 1 when two jobs overlapped on one GPU
 
 Every GPU job's result file carries ``provenance.gate`` (kopt.loop.gate): the GPU it claimed,
-``claimed_at`` and ``child_ended_at`` (unix seconds). A job is its claim: files of one job (the
-gate's correctness.json and bench.json) share one record.
+``claimed_at`` and ``child_ended_at`` (unix seconds). A job is its claim: files of one job (rule
+measure's correctness.json, bench.json and profile.json) share its claim, and the job lasts until
+the last of its children ended.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def jobs(tree: Path, unchecked: list[str] | None = None) -> list[GpuJob]:
                 unchecked.append(str(path.relative_to(tree)))
             continue
         key = (gate["gpu_uuid"], gate["claimed_at"])
+        end = max(gate["child_ended_at"], seen[key].end) if key in seen else gate["child_ended_at"]
         label = str(path.relative_to(tree)) if key not in seen else f"{seen[key].label} + {path.name}"
-        seen[key] = GpuJob(label, gate["gpu_index"], gate["gpu_uuid"], gate["claimed_at"], gate["child_ended_at"])
+        seen[key] = GpuJob(label, gate["gpu_index"], gate["gpu_uuid"], gate["claimed_at"], end)
     return sorted(seen.values(), key=lambda j: j.start)
 
 

@@ -6,6 +6,7 @@
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
 #   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
+#                                           (ALSO_IMAGE_PYTHON=1: v1's rules again without bytecode, as the image has it)
 #   bash benchmarks/h100_run.sh rerun    # `kopt rerun v1` of the tree in docs/runs/h100-cuda/ (RERUN_FROM, RERUN_VERSION)
 #   EXAMPLE=examples/gemm bash benchmarks/h100_run.sh example  # another example's whole graph in runs/<name>/
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
@@ -15,6 +16,14 @@ set -uo pipefail
 phase=${1:-graph}
 python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists" || true
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# The GPU image sets PYTHONDONTWRITEBYTECODE=1 and its packages carry no bytecode, so there every
+# Python process compiles all it imports, every time (`import snakemake.cli` 3.0 s against 1.0 s
+# compiled; benchmarks/probes/fixed_costs.sh). pip writes the bytecode on a normal install; here it
+# goes to a cache on first import. IMAGE_PYTHON=1 keeps the image's setting.
+if [ -z "${IMAGE_PYTHON:-}" ]; then
+  unset PYTHONDONTWRITEBYTECODE
+  export PYTHONPYCACHEPREFIX=/tmp/pycache
+fi
 OUT=${OUT:-/tmp/kopt-out}
 mkdir -p "$OUT"
 run() { echo "\$ $*"; /usr/bin/time -f "[wall %e s]" "$@"; }
@@ -67,7 +76,17 @@ turnaround)
   { run python3 -c "import snakemake.cli"; run python3 -m snakemake --version; } > "$OUT/startup.log" 2>&1
   python3 -m kopt.workspace.records results > "$OUT/records.txt" 2>&1
   tar czf "$OUT/results.tgz" results/
-  cat "$OUT/turnaround.txt" "$OUT/records.txt"; grep -h "wall\|Nothing" "$OUT/v0.log" "$OUT/v1.log" "$OUT/noop.log" "$OUT/startup.log"
+  if [ -n "${ALSO_IMAGE_PYTHON:-}" ]; then  # v1's rules again, every process compiling its imports as the image has it
+    (
+      unset PYTHONPYCACHEPREFIX
+      export PYTHONDONTWRITEBYTECODE=1
+      sm results/v1/compare.json --forcerun results/v1/correctness.json
+      { run python3 -c "import snakemake.cli"; run python3 -m snakemake --version; }
+    ) > "$OUT/v1_image_python.log" 2>&1
+    { echo "== v1, every process compiling its imports (the image's setting)"; python3 benchmarks/turnaround.py v1; } >> "$OUT/turnaround.txt" 2>&1
+  fi
+  cat "$OUT/turnaround.txt" "$OUT/records.txt"
+  grep -h "wall\|Nothing" "$OUT/v0.log" "$OUT/v1.log" "$OUT/noop.log" "$OUT/startup.log" "$OUT"/v1_image_python.log 2>/dev/null
   ;;
 rerun)
   rm -rf results reruns

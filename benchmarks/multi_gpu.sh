@@ -22,7 +22,7 @@ sm() { python3 -m snakemake "results/$LAST/compare.json" --cores "$CORES" "$@" -
 rm -rf results .snakemake/metadata
 python3 -m snakemake --unlock > /dev/null 2>&1
 echo "== shared rules (once)" > "$OUT/runs.log"
-sm --omit-from check_then_time profile recorded >> "$OUT/runs.log" 2>&1
+sm --omit-from measure recorded >> "$OUT/runs.log" 2>&1
 for k in $KS; do
   rm -rf results/v[0-9]* results/logs/v[0-9]* results/benchmarks/v[0-9]*
   export TRITON_CACHE_DIR=/tmp/triton-cache-k$k

@@ -8,6 +8,8 @@ rule recorded:
         directory("results/{version}/recorded"),
     log:
         "results/logs/{version}/recorded.log",
+    benchmark:
+        "results/benchmarks/{version}/recorded.tsv"
     conda:
         "../envs/kopt.yaml"
     script:

@@ -13,5 +13,8 @@ if [ "${KOPT_SYSTEM_TORCH:-0}" != 1 ]; then
   .venv/bin/python -m pip install -q torch==2.13.0 2>&1 | grep -v "is ignored" || true
   .venv/bin/python -m pip install -q triton==3.6.0 2>&1 | grep -v "is ignored" || true
 fi
-.venv/bin/python -m pip install -q -e ".[${KOPT_EXTRAS:-test}]" 2>&1 | grep -v "is ignored" || true
+# the versions envs/kopt.yaml pins (the rules' conda environment, tests/test_envs.py), as pip
+# constraints: a fresh install is the same install, whatever was released since
+grep -oE '^ +- [A-Za-z0-9_.-]+==[^ ]+' envs/kopt.yaml | sed 's/^ *- //' | grep -vE '^(torch|triton)==' > .venv/constraints.txt
+.venv/bin/python -m pip install -q -c .venv/constraints.txt -e ".[${KOPT_EXTRAS:-test}]" 2>&1 | grep -v "is ignored" || true
 .venv/bin/python -c "import torch, triton, snakemake, kopt" || { echo "tools/install.sh: install failed" >&2; exit 1; }

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
+from pathlib import Path
 
 from kopt.measure.faults import KernelFault
 
@@ -129,8 +131,6 @@ def task_check_then_time(req: dict, progress: Progress) -> dict:
 def task_profile(req: dict, progress: Progress) -> dict:
     """Every class of a version in this one process: its largest config, profiled by torch.profiler
     or, when ``req["tool"]`` names a profiler wrapping this process, by NVTX-ranged calls."""
-    from pathlib import Path
-
     from kopt.measure.environment import environment
     from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls, triton_metadata
     from kopt.measure.variants import select_config
@@ -208,10 +208,31 @@ TASKS = {
 }
 
 
+def go_path(request_path: str | Path) -> Path:
+    """Where a held child finds its go: beside its request."""
+    return Path(request_path).with_name("go.json")
+
+
+def _hold(go: Path, parent: int) -> None:
+    """A held child (``kopt.measure.runner.Child``): torch imported, then no device touched until the
+    parent's go gives the GPU binding (``CUDA_VISIBLE_DEVICES``, read when CUDA starts). It leaves
+    when ``parent``, the process that started it, is gone (under a profiler, that is the profiler)."""
+    import torch  # noqa: F401 - the start-up this child pays while it waits
+
+    while not go.exists():
+        if os.getppid() != parent:
+            os._exit(4)
+        time.sleep(0.01)
+    os.environ.update(json.loads(go.read_text())["env"])
+
+
 def main(argv: list[str]) -> None:
+    parent = os.getppid()
     task, req_path, out_path, progress_path = argv
     with open(req_path) as f:
         req = json.load(f)
+    if req.get("held"):
+        _hold(go_path(req_path), parent)
     progress = Progress(progress_path)
     code = 0
     try:

@@ -6,6 +6,7 @@ kernel module is imported.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -18,10 +19,23 @@ _equal = torch.equal
 
 def select_device(requested: str) -> str:
     if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        requested = "cuda" if torch.cuda.is_available() else "cpu"
     if requested == "cuda" and not torch.cuda.is_available():
         raise KernelFault("config device=cuda, but torch sees no GPU on this machine")
+    if requested == "cuda" and os.environ.get("KOPT_GPU_UUID"):
+        check_binding(os.environ["KOPT_GPU_UUID"])
     return requested
+
+
+def check_binding(claimed: str) -> None:
+    """The GPU this process computes on is the one the gate claimed (nvidia-smi's ``GPU-<uuid>``):
+    a binding set after CUDA started would be ignored, and two jobs could share a GPU."""
+    got = getattr(torch.cuda.get_device_properties(0), "uuid", None)
+    if got is not None and str(got).lower() != claimed.lower().removeprefix("gpu-"):
+        raise KernelFault(
+            f"this process computes on GPU {got}, not on {claimed}, which the gate claimed for it "
+            "(CUDA_VISIBLE_DEVICES was set too late?)"
+        )
 
 
 def sync(device: str) -> None:

@@ -14,6 +14,11 @@ SIGBUS, SIGABRT, ...), an exception or a hang stays a ``failed`` verdict. No chi
 run: on Ctrl-C or SIGTERM of the job the child's group is killed, the child dies with the job's
 process if that is killed (``PR_SET_PDEATHSIG``), and the job stops its child when the Snakemake
 process that started it is gone (kill -9 of Snakemake).
+
+A child can be started *held* (``Child(..., held=True)``): it imports torch and then waits for
+``go``, which gives it the GPU the gate chose, so its start-up is paid while the gate reads the GPUs
+and while another child runs (rule ``measure``: the profile's child starts with the timing's).
+A held child touches no device before its go, and one whose parent is gone leaves.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kopt.measure.child import go_path
 from kopt.workspace.records import ChildEnvelope, checked_request
 
 # signals that come from outside the kernel: the job fails (a rerun retries), no verdict is written
@@ -144,6 +150,73 @@ def _alive(pid: int | None) -> bool:
         return True
 
 
+class Child:
+    """One started child process of ``task``. A ``held`` child imports torch, then waits, touching
+    no device, until ``go`` gives it the environment the GPU gate chose: its start-up overlaps the
+    gate's readings and another child's work. ``wait`` follows it to its end. Used as a context
+    manager: leaving early (Ctrl-C, SIGTERM, an error) kills its process group, held or not."""
+
+    def __init__(
+        self,
+        task: str,
+        request: dict,
+        *,
+        env: dict[str, str] | None = None,
+        log_path: str | Path | None = None,
+        wrapper: list[str] | None = None,
+        held: bool = False,
+    ):
+        self.task, self.held = task, held
+        self._tmp = tempfile.TemporaryDirectory(prefix="kopt-")
+        tmp = Path(self._tmp.name)
+        self.req, self.out, self.prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
+        self.req.write_text(json.dumps(checked_request(task, {**request, "held": True} if held else request)))
+        self.log = Path(log_path) if log_path else tmp / "child.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.snakemake = _snakemake_pid()  # before the child starts: a Snakemake killed meanwhile is still seen gone
+        self._logf = open(self.log, "ab")  # noqa: SIM115 - open for the child's life, closed by close()
+        self.proc = _start(task, [str(self.req), str(self.out), str(self.prog)], self._logf, env, wrapper)
+        self.t0 = time.monotonic()
+        self.went = None if held else self.t0
+        # SIGTERM raises Interrupted while the child lives (main thread only); children close in the
+        # reverse order of their start (one with-statement), so each puts back the handler it found
+        main = threading.current_thread() is threading.main_thread()
+        self._old_term = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
+
+    def go(self, env: dict[str, str]) -> None:
+        """Release a held child: it sets ``env`` (the GPU binding) and begins its task."""
+        part = self.req.with_name("go.part")
+        part.write_text(json.dumps({"env": env}))
+        part.rename(go_path(self.req))
+        self.went = time.monotonic()
+
+    def wait(self, timeout_s: float, startup_timeout_s: float = 300.0) -> ChildOutcome:
+        """Follow the released child to its end; never raises for a failing kernel, raises
+        ``Interrupted`` when the child or the run is stopped from outside."""
+        records: list[dict] = []
+        state = {"last": self.went, "t0": self.t0, "current": None, "device": None, "phases": {}, "timeline": {}}
+        if self.held:
+            state["timeline"]["go"] = round(self.went - self.t0, 2)
+        rc, timed_out = _watch(self.proc, self.prog, records, state, (timeout_s, startup_timeout_s), self.snakemake)
+        return _outcome(self.task, rc, timed_out, timeout_s, self.out, records, state, _tail(self.log))
+
+    def close(self) -> None:
+        """Kill the child's group if it still runs, then drop its files (the log stays)."""
+        if self.proc.poll() is None:
+            _kill_group(self.proc)
+        if self._old_term is not None:
+            signal.signal(signal.SIGTERM, self._old_term)
+        self._logf.close()
+        self._tmp.cleanup()
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.close()
+        return False
+
+
 def run_child(
     task: str,
     request: dict,
@@ -159,21 +232,8 @@ def run_child(
 
     ``wrapper`` prefixes the command (a profiler such as ``ncu ...``); its output goes to the log.
     """
-    with tempfile.TemporaryDirectory(prefix="kopt-") as tmp:
-        tmp = Path(tmp)
-        req, out, prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
-        req.write_text(json.dumps(checked_request(task, request)))
-        log = Path(log_path) if log_path else tmp / "child.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        snakemake = _snakemake_pid()  # before the child starts: a Snakemake killed meanwhile is still seen gone
-        with open(log, "ab") as logf:
-            proc = _start(task, [str(req), str(out), str(prog)], logf, env, wrapper)
-            records: list[dict] = []
-            t0 = time.monotonic()
-            state = {"last": t0, "t0": t0, "current": None, "device": None, "phases": {}, "timeline": {}}
-            with _group_killed_on_exit(proc):
-                rc, timed_out = _watch(proc, prog, records, state, (timeout_s, startup_timeout_s), snakemake)
-        return _outcome(task, rc, timed_out, timeout_s, out, records, state, _tail(log))
+    with Child(task, request, env=env, log_path=log_path, wrapper=wrapper) as child:
+        return child.wait(timeout_s, startup_timeout_s)
 
 
 def _start(task: str, paths: list[str], logf, env: dict[str, str] | None, wrapper: list[str] | None):
@@ -255,26 +315,6 @@ def _watch(proc, prog: Path, records: list, state: dict, limits: tuple[float, fl
         time.sleep(0.05)
 
 
-class _group_killed_on_exit:
-    """Kills the child's process group when the job leaves early (Ctrl-C, SIGTERM, an error), and
-    turns SIGTERM into an exception for as long as the child runs (main thread only)."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.proc, self.old = proc, None
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            self.old = signal.signal(signal.SIGTERM, _raise_terminated)
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None and self.proc.poll() is None:
-            _kill_group(self.proc)
-        if self.old is not None:
-            signal.signal(signal.SIGTERM, self.old)
-        return False
-
-
 def _raise_terminated(signum, frame):
     raise Interrupted("kopt: the job was terminated (SIGTERM): the kernel process was stopped")
 
@@ -293,15 +333,32 @@ def _tail(log: Path, n: int = 4000) -> str:
     return data[-n:].decode("utf-8", "replace")
 
 
-def run_gated(task: str, request: dict, params: dict, **kw) -> ChildOutcome:
-    """run_child behind the GPU gate: bound to the idlest idle GPU, or status "gate" when none
-    became idle within the gate's limit (the error starts with "gate:")."""
-    from kopt.loop.gate import GateTimeout, acquire, ended
+def gate_for(params: dict) -> tuple[dict[str, str], dict] | ChildOutcome:
+    """The GPU gate (kopt.loop.gate): the idlest idle GPU claimed for this job, as (environment
+    binding a child to it, the gate's record); or the outcome "gate" when none became idle within
+    the gate's limit (its error starts with "gate:"), for every child the job would have run.
+    ``KOPT_GPU_UUID`` in the environment names the claimed GPU (kopt.measure.device.select_device
+    checks that CUDA gave the child that one: a held child sets its binding after importing torch)."""
+    from kopt.loop.gate import GateTimeout, acquire
 
     try:
         env, rec = acquire(params.get("gate"), params.get("device", "auto"))
     except GateTimeout as e:
         return ChildOutcome("gate", error=str(e), gate={"gate": "timeout", "why": str(e)})
+    if rec.get("monitor") == "nvidia-smi":  # the child checks that CUDA gave it this GPU
+        env = {**env, "KOPT_GPU_UUID": rec["gpu_uuid"]}
+    return env, rec
+
+
+def run_gated(task: str, request: dict, params: dict, **kw) -> ChildOutcome:
+    """run_child behind the GPU gate: bound to the idlest idle GPU, or status "gate" when none
+    became idle within the gate's limit (the error starts with "gate:")."""
+    from kopt.loop.gate import ended
+
+    gate = gate_for(params)
+    if isinstance(gate, ChildOutcome):
+        return gate
+    env, rec = gate
     out = run_child(task, request, env={**(kw.pop("env", None) or {}), **env}, **kw)
     out.gate = ended(rec)
     return out

@@ -1,4 +1,4 @@
-"""Rule `check_then_time` (rules/bench.smk; `baseline` runs torch through it too): the correctness
+"""The first half of rule `measure` (rules/measure.smk), also rule `baseline`'s (torch): the correctness
 gate, then the timing of a correct version per config, in one child process under the GPU gate;
 figures beyond the hardware are refused."""
 
@@ -190,20 +190,42 @@ def check_then_time(
     bench.json. One child process does both (torch starts once per version); it times only when
     every config passed. ``builds``: the build folders of a CUDA/HIP version's kernels; when they
     cannot run here (a failed build, no GPU) no child starts and the reason is the verdict."""
-    d = Path(out_dir)
     ws = load_workspace(Path(target).parent, versions=False)
     req = child_request(ws, kernel, params, impl, builds)
     blocked = cannot_run(builds or [], params)
-    timing = None
-    if blocked:
-        check = blocked_check(req, blocked)
-    else:
+    outcome = None
+    if not blocked:
         task = "check_then_time" if time else "correctness"
         outcome = run_gated(task, req, params, timeout_s=params["timeout_s"], log_path=log)
+    files = {"version": version, "kernel": kernel, "params": params, "hardware_json": hardware_json}
+    return write_checked(outcome or blocked, Path(out_dir), ws, req, time=time, **files)
+
+
+def write_checked(
+    outcome: ChildOutcome | tuple[str, str],
+    out_dir: Path,
+    ws: Workspace,
+    req: dict,
+    *,
+    version: str,
+    kernel: str,
+    params: dict,
+    hardware_json: str | None,
+    time: bool = True,
+) -> tuple[dict, pd.DataFrame | None]:
+    """correctness.{json,md} and (unless ``time`` is False) bench.csv, bench_samples.csv and
+    bench.json from the ``check_then_time`` child's outcome, or from why no child could run
+    (``cannot_run``'s (status, error)). Returns the correctness doc and bench.csv's frame."""
+    timing = None
+    if isinstance(outcome, tuple):
+        check = blocked_check(req, outcome)
+    else:
         check_part, timing = phases(outcome) if time else (outcome, None)
         check = checked(check_part, req)
     files = {"version": version, "kernel": kernel, "params": params}
-    doc = write_correctness(check, ws, out_json=str(d / "correctness.json"), out_md=str(d / "correctness.md"), **files)
+    doc = write_correctness(
+        check, ws, out_json=str(out_dir / "correctness.json"), out_md=str(out_dir / "correctness.md"), **files
+    )
     if not time:
         return doc, None
     items = req["configs_by_device"]["cpu" if check.device == "cpu" else "cuda"]
@@ -211,4 +233,4 @@ def check_then_time(
         t = timed(timing, req, doc["provenance"]["env"])
     else:
         t = not_timed(check, items)
-    return doc, write_bench(t, ws, items, out_dir=d, hardware_json=hardware_json, **files)
+    return doc, write_bench(t, ws, items, out_dir=out_dir, hardware_json=hardware_json, **files)

@@ -1,4 +1,4 @@
-"""Rules `profile` and `bottleneck` (rules/profile.smk): one profiled run of a version, then its
+"""The profile half of rule `measure` (rules/measure.smk), and rule `bottleneck`: one profiled run of a version, then its
 roofline and bottleneck per config class with next directions. A misbehaving kernel becomes data
 (status failed), never an exception."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ from kopt.analysis import bottleneck as bn
 from kopt.analysis import registry as hw
 from kopt.analysis.directions import Evidence, directions
 from kopt.analysis.roofline import point
-from kopt.measure.runner import run_gated
+from kopt.measure.runner import ChildOutcome, run_gated
 from kopt.profilers import ncu, rocprof
 from kopt.profilers.gpus import detect_gpu
 from kopt.steps.common import child_request, read_builds, write_json
@@ -38,61 +39,81 @@ def choose_backend(requested: str, device: str) -> str:
     return "torch"
 
 
-def profile(
-    *,
-    version: str,
-    target: str,
-    kernel: str,
-    correctness_json: str,
-    out_dir: str,
-    asm_dir: str,
-    log: str,
-    settings: dict,
-    builds: list[str] | None = None,
-) -> dict:
-    """One child process profiles every class of the version: under Nsight Compute when it is the
-    backend (NVTX-ranged calls), else with torch.profiler (see ``_profiled_run``). ``builds``: the
-    build folders of its CUDA/HIP kernels, whose ptxas resources and SASS join the profile."""
+@dataclass
+class ProfileRun:
+    """One version's profile in the making: its child's request, the profiler (and the command
+    prefix that wraps the child), where the raw output and assembly go, and profile.json so far."""
+
+    doc: dict
+    request: dict
+    backend: str
+    wrapper: list[str] | None
+    out: Path
+    asm: Path
+    settings: dict
+    builds: list[str]
+
+    @property
+    def raw(self) -> Path:
+        return self.out / "raw"
+
+
+def plan_profile(
+    *, version: str, target: str, kernel: str, out_dir: str, asm_dir: str, settings: dict, builds: list[str]
+) -> ProfileRun:
+    """The profile of ``kernel``: one child for every class, under Nsight Compute when it is the
+    backend (NVTX-ranged calls), else torch.profiler's. ``builds``: the build folders of its CUDA/HIP
+    kernels, whose ptxas resources and SASS join the profile."""
     ws = load_workspace(Path(target).parent, versions=False)
-    out, asm = Path(out_dir), Path(asm_dir)
-    raw = out / "raw"
-    raw.mkdir(parents=True, exist_ok=True)
-    asm.mkdir(parents=True, exist_ok=True)
-    corr = json.loads(Path(correctness_json).read_text())
-    doc: dict = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "compiled": []}
-    doc["language"] = language(kernel_files(kernel))
-    doc["provenance"] = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
-    if corr["status"] != "pass":
-        doc.update(status="skipped", error=f"not profiled: correctness {corr['status']}: {corr['error']}")
-        write_json(out / "profile.json", doc)
-        return doc
-    req = {
+    run = ProfileRun({}, {}, "", None, Path(out_dir), Path(asm_dir), settings, builds)
+    run.raw.mkdir(parents=True, exist_ok=True)
+    run.asm.mkdir(parents=True, exist_ok=True)
+    run.doc = {"version": version, "status": "ok", "error": None, "backend": None, "classes": [], "compiled": []}
+    run.doc["language"] = language(kernel_files(kernel))
+    run.doc["provenance"] = {**hashes(kernel, ws.ref, ws.target, settings), "created": now()}
+    run.request = {
         **child_request(ws, kernel, settings, builds=builds),
-        "raw_dir": str(raw),
-        "asm_dir": str(asm),
+        "raw_dir": str(run.raw),
+        "asm_dir": str(run.asm),
         "calls": settings["calls"],
     }
-    backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
-    outcome, backend, doc["tool_note"] = _profiled_run(req, backend, raw, log, settings)
+    run.backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
+    if run.backend == "ncu":
+        run.wrapper = ncu.command(settings.get("ncu", "ncu"), str(run.raw / "ncu_details.csv"))
+        run.request["tool"] = "ncu"
+        (run.raw / "ncu_command.txt").write_text(" ".join(run.wrapper) + " python -m kopt.measure.child profile ...\n")
+    return run
+
+
+def profile_skipped(run: ProfileRun, why: str) -> dict:
+    """profile.json of a version that was not profiled, and why (its correctness, no GPU)."""
+    run.doc.update(status="skipped", error=f"not profiled: {why}")
+    write_json(run.out / "profile.json", run.doc)
+    return run.doc
+
+
+def finish_profile(run: ProfileRun, outcome: ChildOutcome, log: str) -> dict:
+    """profile.json from the profile child's ``outcome`` (see ``_profiled``): every class's kernels,
+    counters and resources, or the failure."""
+    outcome, run.backend, run.doc["tool_note"] = _profiled(run, outcome, log)
+    doc = run.doc
     if not outcome.ok:
         doc.update(status="failed", error=outcome.error)
-        write_json(out / "profile.json", doc)
+        write_json(run.out / "profile.json", doc)
         return doc
     res = outcome.result
-    if res["device"] == "cpu":
-        backend = "cpu-interpreter"
-    compiled = res["triton"] + compiled_kernels(builds or [], asm)
+    compiled = res["triton"] + compiled_kernels(run.builds, run.asm)
+    backend = "cpu-interpreter" if res["device"] == "cpu" else run.backend
     doc.update(device=res["device"], gpu=res["env"].get("gpu"), backend=backend, compiled=compiled)
-    classes = res["classes"]
-    for c in classes:
+    for c in res["classes"]:
         c.setdefault("hottest", c["kernels"][0] if c.get("kernels") else None)
         c.setdefault("counters", None)
         c["resources"] = kernel_resources(c, compiled)
-    doc["classes"] = classes
-    doc["raw_files"] = sorted(p.name for p in raw.iterdir())
-    doc["asm_files"] = sorted(p.name for p in asm.iterdir())
+    doc["classes"] = res["classes"]
+    doc["raw_files"] = sorted(p.name for p in run.raw.iterdir())
+    doc["asm_files"] = sorted(p.name for p in run.asm.iterdir())
     doc["provenance"].update(env=res["env"], gate=outcome.gate, child_timeline=outcome.timeline)
-    write_json(out / "profile.json", doc)
+    write_json(run.out / "profile.json", doc)
     return doc
 
 
@@ -112,34 +133,32 @@ def compiled_kernels(builds: list[str], asm: Path) -> list[dict]:
     return out
 
 
-def _profiled_run(req: dict, backend: str, raw: Path, log: str, settings: dict):
-    """(outcome, backend, note). ncu: one child under Nsight Compute, its launches assigned to the
+def _profiled(run: ProfileRun, outcome: ChildOutcome, log: str) -> tuple[ChildOutcome, str, str | None]:
+    """(outcome, backend, note). ncu: the child ran under Nsight Compute, its launches assigned to the
     classes by their NVTX ranges; only when ncu itself did not run the child to its end, or left no
     launch for a class, does a torch.profiler child give the figures instead (the note says why); a
-    kernel that fails, hangs or meets no idle GPU is not run again. rocprofv3: a torch.profiler child,
-    then one under rocprofv3 for the resources. Else: one torch.profiler child."""
+    kernel that failed, hung or met no idle GPU is not run again. rocprofv3: after the
+    torch.profiler child, one under rocprofv3 for the resources."""
+    settings = run.settings
 
     def torch_run():
+        req = {k: v for k, v in run.request.items() if k != "tool"}
         return run_gated("profile", req, settings, timeout_s=settings["timeout_s"], log_path=log)
 
-    if backend == "ncu":
-        wrapper = ncu.command(settings.get("ncu", "ncu"), str(raw / "ncu_details.csv"))
-        (raw / "ncu_command.txt").write_text(" ".join(wrapper) + " python -m kopt.measure.child profile ...\n")
-        outcome = run_gated(
-            "profile", {**req, "tool": "ncu"}, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=wrapper
-        )
+    if run.backend == "ncu":
         if outcome.status != "crashed":  # the child ran to its end, or the kernel failed in it
             cpu = outcome.ok and outcome.result["device"] == "cpu"
-            problem = None if not outcome.ok or cpu else _from_ncu(outcome.result["classes"], raw / "ncu_details.csv")
+            problem = (
+                None if not outcome.ok or cpu else _from_ncu(outcome.result["classes"], run.raw / "ncu_details.csv")
+            )
             if problem is None:
-                return outcome, backend, None
+                return outcome, run.backend, None
         else:
             problem = f"Nsight Compute run failed ({outcome.error})"
         return torch_run(), "torch", f"{problem}; torch.profiler figures instead"
-    outcome = torch_run()
-    if backend == "rocprofv3" and outcome.ok and outcome.result["device"] == "cuda":
-        return outcome, backend, _rocprof_resources(req, outcome.result["classes"], raw, log, settings)
-    return outcome, backend, None
+    if run.backend == "rocprofv3" and outcome.ok and outcome.result["device"] == "cuda":
+        return outcome, run.backend, _rocprof_resources(run.request, outcome.result["classes"], run.raw, log, settings)
+    return outcome, run.backend, None
 
 
 def _from_ncu(classes: list[dict], csv_path: Path) -> str | None:

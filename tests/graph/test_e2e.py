@@ -39,7 +39,7 @@ def test_every_version_has_its_records(project):
     for v in CORRECT:
         for f in ("correctness.md", "correctness.json", "bench.csv", "bench_samples.csv", "bench.json", "compare.json"):
             assert (project / "results" / v / f).is_file(), f"{v}/{f}"
-        for f in ("check_then_time", "compare"):
+        for f in ("measure", "profile", "compare"):
             assert (project / "results" / "logs" / v / f"{f}.log").is_file()
         corr = json.loads((project / "results" / v / "correctness.json").read_text())
         assert corr["status"] == "pass" and corr["device"] == "cpu"
@@ -166,7 +166,7 @@ def test_a_stale_routed_kernel_or_a_target_short_of_compare_is_not_kept(project)
             out = p.stdout + p.stderr
             assert p.returncode == 0, out
             assert f"kopt: {stale} was made from another examples/softmax/kernels/v1.py (sha256 " in out, out
-            assert re.search(r"^check_then_time +1$", p.stdout, re.M), out
+            assert re.search(r"^measure +1$", p.stdout, re.M), out
     finally:
         k.write_text(text)
         os.utime(k, ns=(st.st_atime_ns, st.st_mtime_ns))

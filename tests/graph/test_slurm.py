@@ -16,7 +16,7 @@ from tests.helpers import ROOT, copy_project
 pytestmark = pytest.mark.e2e
 
 TARGET = "results/v1/compare.json"
-COMPUTED = {"reference", "hardware", "check_then_time", "profile", "recorded", "bottleneck", "compare"}
+COMPUTED = {"reference", "hardware", "measure", "recorded", "bottleneck", "compare"}
 LOCAL = {"owner", "settings"}  # localrules: small files written on the submitting host
 
 

@@ -132,3 +132,32 @@ def _ppid(d: Path) -> int | None:
         return int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def _reference_request(tiny) -> dict:
+    from kopt.steps.common import child_request
+    from kopt.workspace.target import load_workspace
+
+    ws = load_workspace(tiny, versions=False)
+    return child_request(ws, str(tiny / "kernels" / "v0.py"), {"device": "cpu"})
+
+
+def test_a_held_child_starts_its_task_only_at_its_go(tiny, tmp_path):
+    with runner.Child("reference", _reference_request(tiny), log_path=tmp_path / "log", held=True) as child:
+        time.sleep(3)  # long enough to import torch and choose a device, were it not held
+        assert child.proc.poll() is None and not child.prog.exists()  # waiting, nothing begun
+        child.go({})
+        out = child.wait(timeout_s=60)
+    assert out.ok, out.error
+    assert out.timeline["go"] >= 3 and out.timeline["go"] <= out.timeline["ready"] <= out.timeline["end"]
+    assert [r["key"] for r in out.records] == [r["key"] for r in out.result["configs"]] != []
+
+
+def test_a_held_child_whose_starter_is_gone_leaves(tiny, tmp_path):
+    """Under a wrapper (as under a profiler) the held child is the wrapper's child: when the wrapper
+    dies, nothing would ever give it its go, so it leaves by itself."""
+    wrapper = ["sh", "-c", '"$@" & wait', "sh"]
+    with runner.Child("reference", _reference_request(tiny), wrapper=wrapper, held=True) as child:
+        held = _wait_for(lambda: _kernel_children(child.proc.pid))[0]
+        os.kill(child.proc.pid, signal.SIGKILL)  # the wrapper only
+        assert _gone(held, timeout=60)

@@ -1,4 +1,4 @@
-"""Rule `check_then_time` (kopt.steps.bench): an honest kernel passes the gate and is timed in the
+"""The check-then-time child (kopt.steps.bench, rule `measure`'s first): an honest kernel passes the gate and is timed in the
 same child process, a kernel that fails once timed keeps the gate's verdict, and a result beyond the
 hardware's physical limit is refused. On the CPU through the Triton interpreter."""
 

@@ -1,11 +1,14 @@
-rule check_then_time:
-    """The correctness gate (every config, fresh seeds, float64 reference, poisoned outputs), then,
-    only when every config passed, the timing per config: one child process, so torch starts once.
+rule measure:
+    """A version on its GPU in one job. One child runs the correctness gate (every config, fresh
+    seeds, float64 reference, poisoned outputs), then, only when every config passed, the timing per
+    config; a second profiles every class (under Nsight Compute, NVTX ranges per class, else
+    torch.profiler). Both start together; the second waits, off the GPU, until the first has ended.
     """
     input:
         fresh=rebuilt_if_stale("results/{version}/correctness.json"),
         fresh_bench=rebuilt_if_stale("results/{version}/bench.json"),
         settings=SETTINGS["bench"],
+        profile_settings=SETTINGS["profile"],
         kernel=kernel_of,
         sources=sources_of,
         builds=builds_of,
@@ -19,13 +22,16 @@ rule check_then_time:
         csv="results/{version}/bench.csv",
         samples="results/{version}/bench_samples.csv",
         meta="results/{version}/bench.json",
+        profile=directory("results/{version}/profile"),
+        asm=directory("results/{version}/asm"),
     log:
-        "results/logs/{version}/check_then_time.log",
+        check="results/logs/{version}/measure.log",
+        profile="results/logs/{version}/profile.log",
     benchmark:
-        "results/benchmarks/{version}/check_then_time.tsv"
+        "results/benchmarks/{version}/measure.tsv"
     conda:
         "../envs/kopt.yaml"
     resources:
         gpu=1,
     script:
-        "../scripts/check_then_time.py"
+        "../scripts/measure.py"

@@ -1,0 +1,84 @@
+"""Rule `measure` (rules/measure.smk): a version on its GPU in one job. One child checks, then
+times (kopt.steps.bench), a second profiles every class (kopt.steps.profile). Both start at once,
+held (kopt.measure.runner.Child): the profile child's start-up (torch's import, Nsight Compute's
+own) is paid while the GPU gate reads the GPUs and while the first child checks and times. It
+touches the GPU only after the first child has ended, and only when the version passed its
+correctness gate; until then it waits, importing nothing more. One gate claim covers both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from kopt.loop.gate import ended
+from kopt.measure.runner import Child, ChildOutcome, gate_for
+from kopt.steps.bench import write_checked
+from kopt.steps.common import cannot_run, child_request
+from kopt.steps.profile import finish_profile, plan_profile, profile_skipped
+from kopt.workspace.target import load_workspace
+
+
+@dataclass
+class Measured:
+    """What rule `measure` wrote: correctness.json's doc, bench.csv's frame, profile.json's doc."""
+
+    correctness: dict
+    bench: pd.DataFrame
+    profile: dict
+
+
+def measure(
+    out_dir: str | Path,
+    *,
+    version: str,
+    target: str,
+    kernel: str,
+    profile_dir: str,
+    asm_dir: str,
+    logs: dict[str, str],
+    params: dict,
+    profile_settings: dict,
+    hardware_json: str | None,
+    builds: list[str],
+) -> Measured:
+    """correctness.{json,md}, bench.csv, bench_samples.csv and bench.json into ``out_dir``, and the
+    profile into ``profile_dir`` and ``asm_dir``; ``logs``: the children's logs, ``check`` and
+    ``profile``; ``params``: the bench settings, ``profile_settings``: the profile's."""
+    ws = load_workspace(Path(target).parent, versions=False)
+    req = child_request(ws, kernel, params, None, builds)
+    prof = plan_profile(
+        version=version,
+        target=target,
+        kernel=kernel,
+        out_dir=profile_dir,
+        asm_dir=asm_dir,
+        settings=profile_settings,
+        builds=builds,
+    )
+    files = {"version": version, "kernel": kernel, "params": params, "hardware_json": hardware_json}
+    blocked = cannot_run(builds, params)
+    if blocked:
+        doc, df = write_checked(blocked, Path(out_dir), ws, req, **files)
+        return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"))
+    with (
+        Child("check_then_time", req, log_path=logs["check"], held=True) as first,
+        Child("profile", prof.request, log_path=logs["profile"], wrapper=prof.wrapper, held=True) as second,
+    ):
+        gate = gate_for(params)
+        checked = gate if isinstance(gate, ChildOutcome) else _released(first, gate, params["timeout_s"])
+        doc, df = write_checked(checked, Path(out_dir), ws, req, **files)
+        if doc["status"] != "pass":
+            return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"))
+        profiled = _released(second, gate, profile_settings["timeout_s"])
+    return Measured(doc, df, finish_profile(prof, profiled, logs["profile"]))
+
+
+def _released(child: Child, gate: tuple[dict[str, str], dict], timeout_s: float) -> ChildOutcome:
+    """A held child given the gate's GPU, followed to its end; its record says when it ended."""
+    env, rec = gate
+    child.go(env)
+    outcome = child.wait(timeout_s)
+    outcome.gate = ended(rec)
+    return outcome

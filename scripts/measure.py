@@ -1,0 +1,36 @@
+"""Rule `measure`: unpack snakemake, call kopt.steps.measure.measure."""
+
+from pathlib import Path
+
+from kopt.steps.common import one_line_faults, redirect_log
+from kopt.steps.measure import measure
+from kopt.workspace.provenance import check_made_from
+from kopt.workspace.settings import read as read_settings
+
+redirect_log(snakemake.log.check)
+i, o = snakemake.input, snakemake.output
+with one_line_faults():
+    check_made_from(i.reference, ref=i.ref, target=i.target)
+version = snakemake.wildcards.version
+m = measure(
+    Path(o.correctness).parent,  # bench's outputs lie there, named as kopt.steps.bench names them
+    version=version,
+    target=i.target,
+    kernel=i.kernel,
+    profile_dir=o.profile,
+    asm_dir=o.asm,
+    logs={"check": snakemake.log.check, "profile": snakemake.log.profile},
+    params=read_settings(i.settings),
+    profile_settings=read_settings(i.profile_settings),
+    hardware_json=i.hardware,
+    builds=list(i.builds),
+)
+print(
+    f"{version}: correctness {m.correctness['status']}"
+    + (f": {m.correctness['error']}" if m.correctness["error"] else "")
+)
+print(m.bench.to_string())
+print(
+    f"{version}: profile {m.profile['status']} ({m.profile['backend']})"
+    + (f": {m.profile['error']}" if m.profile["error"] else "")
+)

@@ -1,0 +1,79 @@
+"""Rule `measure` (kopt.steps.measure): the check-then-time child and the profile child start
+together; the profile child waits off the device until the first has ended, and runs only for a
+version that passed its correctness gate. On the CPU through the Triton interpreter."""
+
+import json
+
+from kopt.measure.runner import Child, ChildOutcome
+from kopt.steps import measure as step
+from tests.helpers import BAD
+from tests.measure.test_runner import _gone
+
+
+def _watched(monkeypatch) -> list[dict]:
+    """Record every child the step starts: its task, pid, and whether it was given its go."""
+    seen: list[dict] = []
+
+    class Watched(Child):
+        def __init__(self, task, *a, **kw):
+            super().__init__(task, *a, **kw)
+            seen.append({"task": task, "pid": self.proc.pid, "held": self.held, "went": False})
+
+        def go(self, env):
+            next(c for c in seen if c["pid"] == self.proc.pid)["went"] = True
+            super().go(env)
+
+    monkeypatch.setattr(step, "Child", Watched)
+    return seen
+
+
+def _measure(tiny, tmp_path, run_params, kernel=None):
+    out = tmp_path / "out"
+    return step.measure(
+        out,
+        version="v9",
+        target=str(tiny / "target.yaml"),
+        kernel=str(kernel or tiny / "kernels" / "v0.py"),
+        profile_dir=str(out / "profile"),
+        asm_dir=str(out / "asm"),
+        logs={"check": str(tmp_path / "measure.log"), "profile": str(tmp_path / "profile.log")},
+        params=run_params,
+        profile_settings={**run_params, "profiler": "auto", "calls": 2},
+        hardware_json=None,
+        builds=[],
+    )
+
+
+def test_the_profile_child_starts_with_the_first_and_runs_after_it(tiny, tmp_path, run_params):
+    m = _measure(tiny, tmp_path, run_params)
+    assert m.correctness["status"] == "pass" and (m.bench["status"] == "ok").all()
+    assert m.profile["status"] == "ok" and [c["class"] for c in m.profile["classes"]] == ["N=64", "N=512"]
+    first = json.loads((tmp_path / "out" / "bench.json").read_text())["provenance"]["child_timeline"]
+    second = m.profile["provenance"]["child_timeline"]  # seconds from each child's start: both began at once
+    assert list(first) == ["go", "ready", "correctness", "bench", "end"]
+    assert list(second) == ["go", "ready", "class N=64", "class N=512", "metadata", "end"]
+    assert second["go"] >= first["end"] - 0.2, (first, second)  # released once the first had ended
+    # its start-up was paid while it waited: ready soon after its go, sooner than the first child
+    assert second["ready"] - second["go"] < first["ready"] - first["go"], (first, second)
+
+
+def test_an_incorrect_version_is_not_profiled_and_its_waiting_child_is_stopped(tiny, tmp_path, run_params, monkeypatch):
+    seen = _watched(monkeypatch)
+    m = _measure(tiny, tmp_path, run_params, BAD / "wrong.py")
+    assert m.correctness["status"] == "incorrect" and (m.bench["status"] == "skipped").all()
+    assert m.profile["status"] == "skipped" and m.profile["error"].startswith("not profiled: correctness incorrect")
+    assert [(c["task"], c["held"], c["went"]) for c in seen] == [
+        ("check_then_time", True, True),
+        ("profile", True, False),
+    ]
+    assert all(_gone(c["pid"]) for c in seen)
+
+
+def test_no_idle_gpu_fails_the_version_and_stops_both_children(tiny, tmp_path, run_params, monkeypatch):
+    seen = _watched(monkeypatch)
+    why = "gate: no idle GPU after 3600 s and 7 checks (limit 3600 s): GPU 0: 1 compute process(es)"
+    monkeypatch.setattr(step, "gate_for", lambda params: ChildOutcome("gate", error=why, gate={"gate": "timeout"}))
+    m = _measure(tiny, tmp_path, run_params)
+    assert m.correctness["status"] == "failed" and m.correctness["error"].startswith("gate: no idle GPU")
+    assert m.profile["status"] == "skipped" and "gate: no idle GPU" in m.profile["error"]
+    assert [c["went"] for c in seen] == [False, False] and all(_gone(c["pid"]) for c in seen)
