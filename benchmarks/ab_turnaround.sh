@@ -8,10 +8,7 @@
 # (benchmarks/turnaround.py) and each Snakemake run's wall time.
 set -uo pipefail
 other=$(cd "$1" && pwd) rounds=${2:-2} here=$PWD
-OUT=${OUT:-/tmp/kopt-out}
-mkdir -p "$OUT"
-python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists" || true
-export PYTHONUNBUFFERED=1
+source benchmarks/gpu_env.sh  # PYTHONPATH: each tree sets its own below
 sm() {
   local tree=$1
   shift

@@ -14,18 +14,7 @@
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
 set -uo pipefail
 phase=${1:-graph}
-python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists" || true
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-# The GPU image sets PYTHONDONTWRITEBYTECODE=1 and its packages carry no bytecode, so there every
-# Python process compiles all it imports, every time (`import snakemake.cli` 3.0 s against 1.0 s
-# compiled; benchmarks/probes/fixed_costs.sh). pip writes the bytecode on a normal install; here it
-# goes to a cache on first import. IMAGE_PYTHON=1 keeps the image's setting.
-if [ -z "${IMAGE_PYTHON:-}" ]; then
-  unset PYTHONDONTWRITEBYTECODE
-  export PYTHONPYCACHEPREFIX=/tmp/pycache
-fi
-OUT=${OUT:-/tmp/kopt-out}
-mkdir -p "$OUT"
+source benchmarks/gpu_env.sh
 run() { echo "\$ $*"; /usr/bin/time -f "[wall %e s]" "$@"; }
 case "$phase" in
 tests)

@@ -8,10 +8,7 @@
 # gate's claims in provenance say which GPU ran what and when (benchmarks/gpu_overlap.py).
 set -uo pipefail
 export LAST=${LAST:-v5} CORES=${CORES:-8} KS=${KS:-"2 1"} LIMIT=${LIMIT:-280}
-python3 -m pip install -q --upgrade --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | grep -v "already exists" || true
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-OUT=${OUT:-/tmp/kopt-out}
-mkdir -p "$OUT"
+source benchmarks/gpu_env.sh
 sm() { python3 -m snakemake "results/$LAST/compare.json" --cores "$CORES" "$@" --rerun-incomplete --rerun-triggers input params code; }
 {
   nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
