@@ -2,7 +2,7 @@
 # Snakemake from the wheels in .whl/ (../shared/gpu/make-wheels.sh), the repo on PYTHONPATH (child
 # processes import kopt), $OUT, and Python's bytecode kept. The GPU image sets
 # PYTHONDONTWRITEBYTECODE=1 and its packages carry no bytecode, so there every Python process
-# compiles all it imports, every time: `import torch` 5.2 s against 1.8 s, `import snakemake.cli`
+# compiles all it imports, every time: `import torch` 5.1-7.4 s against 1.7-2.5 s, `import snakemake.cli`
 # 3.0 s against 0.9 s, torch.profiler's first session 6.8 s against 1.4 s
 # (docs/runs/h100-turnaround-30s/fixed_costs*.txt). pip writes the bytecode on a normal install;
 # here it goes to a cache on first import. IMAGE_PYTHON=1 keeps the image's setting.
