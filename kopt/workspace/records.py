@@ -378,6 +378,7 @@ class EnvCheck(Closed):
     snakemake: str | None
     libraries: dict[str, str | None]
     profilers: dict[str, str | None]
+    bytecode: dict | None = None  # whether Python keeps compiled modules (kopt.measure.environment.bytecode)
     nvidia_smi: dict | None
     rocm_smi: str | None
     note: str | None
