@@ -73,14 +73,15 @@ def _opts(req: dict) -> dict:
     }
 
 
-def _per_config(req: dict, progress: Progress, run, prepared=None) -> dict:
+def _per_config(req: dict, progress: Progress, run, prepared=None, env: dict | None = None) -> dict:
     """Run ``run(ref, kernel, item, device, guard)`` on every config of the chosen device
-    (``prepared``: the (device, ref, kernel, guard) of an earlier phase of this process)."""
+    (``prepared``: the (device, ref, kernel, guard) of an earlier phase of this process, ``env``:
+    its machine record: one process, one record, not a second reading of the clocks)."""
     from kopt.measure.environment import environment
     from kopt.measure.variants import select_config
 
     device, ref, kernel, guard = prepared or _prepare(req, progress)
-    out = {"device": device, "env": environment(device), "configs": []}
+    out = {"device": device, "env": env or environment(device), "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
         select_config(kernel, item["config"])
@@ -125,7 +126,7 @@ def task_check_then_time(req: dict, progress: Progress) -> dict:
     if not all(r.get("ok") for r in checked["configs"]):
         return {"correctness": checked, "bench": None}
     progress.phase("bench", checked["env"])
-    return {"correctness": checked, "bench": _per_config(req, progress, _time(req), prepared)}
+    return {"correctness": checked, "bench": _per_config(req, progress, _time(req), prepared, checked["env"])}
 
 
 def task_profile(req: dict, progress: Progress) -> dict:
