@@ -3,7 +3,7 @@
     python benchmarks/rerun_spread.py --version v0 --runs 3 [--workspace examples/softmax] [--out DIR]
 
 The spread is (max - min) / min of the N medians, in %; the noise rule (1% by default) is only
-meaningful when it is well under that. Uses the same code path as the graph's check_then_time rule (each run checks, then times).
+meaningful when it is well under that. Uses the same code path as the first child of the graph's measure rule (each run checks, then times).
 """
 
 import argparse

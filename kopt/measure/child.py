@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-from kopt.measure.faults import KernelFault
+from kopt.measure.faults import HARNESS_EXIT, HarnessFault, KernelFault
 
 
 class Progress:
@@ -214,38 +214,46 @@ def go_path(request_path: str | Path) -> Path:
     return Path(request_path).with_name("go.json")
 
 
-def _hold(go: Path, parent: int) -> None:
+def _hold(go: Path, job: int) -> None:
     """A held child (``kopt.measure.runner.Child``): torch imported, then no device touched until the
-    parent's go gives the GPU binding (``CUDA_VISIBLE_DEVICES``, read when CUDA starts). It leaves
-    when ``parent``, the process that started it, is gone (under a profiler, that is the profiler)."""
+    job's go gives the GPU binding (``CUDA_VISIBLE_DEVICES``, read when CUDA starts). It leaves when
+    the job process ``job`` is gone: under a profiler its parent is the profiler, which dies with the
+    job, maybe before this process has even started."""
     import torch  # noqa: F401 - the start-up this child pays while it waits
 
     while not go.exists():
-        if os.getppid() != parent:
+        if _gone(job):
             os._exit(4)
         time.sleep(0.01)
     os.environ.update(json.loads(go.read_text())["env"])
 
 
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
 def main(argv: list[str]) -> None:
-    parent = os.getppid()
     task, req_path, out_path, progress_path = argv
     with open(req_path) as f:
         req = json.load(f)
-    if req.get("held"):
-        _hold(go_path(req_path), parent)
+    if req.get("held_by"):
+        _hold(go_path(req_path), req["held_by"])
     progress = Progress(progress_path)
     code = 0
     try:
         payload = {"ok": True, "result": TASKS[task](req, progress)}
     except BaseException as e:  # noqa: BLE001 - everything a kernel does wrong is reported
-        if isinstance(e, KernelFault):
+        if isinstance(e, (KernelFault, HarnessFault)):
             msg = str(e)
         else:
             tb = traceback.extract_tb(e.__traceback__)
             where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
             msg = f"{type(e).__name__}: {e}{where}"
-        payload, code = {"ok": False, "error": msg}, 3
+        payload, code = {"ok": False, "error": msg}, HARNESS_EXIT if isinstance(e, HarnessFault) else 3
         traceback.print_exc()
     with open(out_path, "w") as f:
         json.dump(payload, f)

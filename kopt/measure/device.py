@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from kopt.measure.faults import KernelFault
+from kopt.measure.faults import HarnessFault, KernelFault
 
 _equal = torch.equal
 
@@ -29,10 +29,13 @@ def select_device(requested: str) -> str:
 
 def check_binding(claimed: str) -> None:
     """The GPU this process computes on is the one the gate claimed (nvidia-smi's ``GPU-<uuid>``):
-    a binding set after CUDA started would be ignored, and two jobs could share a GPU."""
+    a binding set after CUDA started would be ignored, and two jobs could share a GPU. A MIG
+    instance has a UUID of its own, so it is not checked."""
     got = getattr(torch.cuda.get_device_properties(0), "uuid", None)
-    if got is not None and str(got).lower() != claimed.lower().removeprefix("gpu-"):
-        raise KernelFault(
+    if got is None or "MIG" in torch.cuda.get_device_name(0):
+        return
+    if str(got).lower() != claimed.lower().removeprefix("gpu-"):
+        raise HarnessFault(
             f"this process computes on GPU {got}, not on {claimed}, which the gate claimed for it "
             "(CUDA_VISIBLE_DEVICES was set too late?)"
         )

@@ -18,7 +18,11 @@ process that started it is gone (kill -9 of Snakemake).
 A child can be started *held* (``Child(..., held=True)``): it imports torch and then waits for
 ``go``, which gives it the GPU the gate chose, so its start-up is paid while the gate reads the GPUs
 and while another child runs (rule ``measure``: the profile's child starts with the timing's).
-A held child touches no device before its go, and one whose parent is gone leaves.
+A held child touches no device before its go, and leaves when its job is gone.
+
+A fault of the harness, not the kernel (a child that CUDA bound to another GPU than the gate
+claimed), is no verdict either: the child exits with ``HARNESS_EXIT`` and ``HarnessError`` fails
+the job.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from kopt.measure.child import go_path
+from kopt.measure.faults import HARNESS_EXIT
 from kopt.workspace.records import ChildEnvelope, checked_request
 
 # signals that come from outside the kernel: the job fails (a rerun retries), no verdict is written
@@ -47,6 +52,10 @@ EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 class Interrupted(RuntimeError):
     """The child was stopped from outside: not a verdict on the kernel."""
+
+
+class HarnessError(RuntimeError):
+    """The child found kopt or the machine at fault (kopt.measure.faults.HarnessFault): not a verdict."""
 
 
 @dataclass
@@ -170,7 +179,7 @@ class Child:
         self._tmp = tempfile.TemporaryDirectory(prefix="kopt-")
         tmp = Path(self._tmp.name)
         self.req, self.out, self.prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
-        self.req.write_text(json.dumps(checked_request(task, {**request, "held": True} if held else request)))
+        self.req.write_text(json.dumps(checked_request(task, {**request, "held_by": os.getpid()} if held else request)))
         self.log = Path(log_path) if log_path else tmp / "child.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.snakemake = _snakemake_pid()  # before the child starts: a Snakemake killed meanwhile is still seen gone
@@ -193,6 +202,7 @@ class Child:
     def wait(self, timeout_s: float, startup_timeout_s: float = 300.0) -> ChildOutcome:
         """Follow the released child to its end; never raises for a failing kernel, raises
         ``Interrupted`` when the child or the run is stopped from outside."""
+        assert self.went is not None, "a held child waits for its go: call go() first"
         records: list[dict] = []
         state = {"last": self.went, "t0": self.t0, "current": None, "device": None, "phases": {}, "timeline": {}}
         if self.held:
@@ -201,9 +211,9 @@ class Child:
         return _outcome(self.task, rc, timed_out, timeout_s, self.out, records, state, _tail(self.log))
 
     def close(self) -> None:
-        """Kill the child's group if it still runs, then drop its files (the log stays)."""
-        if self.proc.poll() is None:
-            _kill_group(self.proc)
+        """Kill what is left of the child's group (under a profiler that died, the child itself),
+        then drop its files (the log stays)."""
+        _kill_group(self.proc)
         if self._old_term is not None:
             signal.signal(signal.SIGTERM, self._old_term)
         self._logf.close()
@@ -263,6 +273,9 @@ def _outcome(
     seen = {"records": records, "device": dev, "log_tail": tail, "phases": state["phases"], "timeline": timeline}
     seen["env"] = state.get("env")
     where = f" while running {cur}" if cur else ""
+    # only before the child named its device: after that, a kernel may have run, and exiting so is its crash
+    if rc == HARNESS_EXIT and dev is None and (payload := _read_payload(out)) and payload.get("error"):
+        raise HarnessError(f"kopt: {payload['error']}; the job fails, no verdict was written")
     if rc is not None and rc < 0 and -rc in EXTERNAL:
         raise Interrupted(
             f"kopt: the kernel process ({task}) was stopped from outside by {signal.Signals(-rc).name}{where} "
@@ -337,16 +350,17 @@ def gate_for(params: dict) -> tuple[dict[str, str], dict] | ChildOutcome:
     """The GPU gate (kopt.loop.gate): the idlest idle GPU claimed for this job, as (environment
     binding a child to it, the gate's record); or the outcome "gate" when none became idle within
     the gate's limit (its error starts with "gate:"), for every child the job would have run.
-    ``KOPT_GPU_UUID`` in the environment names the claimed GPU (kopt.measure.device.select_device
-    checks that CUDA gave the child that one: a held child sets its binding after importing torch)."""
+    With nvidia-smi, ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` makes CUDA number the GPUs as nvidia-smi does,
+    and ``KOPT_GPU_UUID`` names the claimed GPU (kopt.measure.device.select_device checks that CUDA
+    gave the child that one: a held child sets its binding after importing torch)."""
     from kopt.loop.gate import GateTimeout, acquire
 
     try:
         env, rec = acquire(params.get("gate"), params.get("device", "auto"))
     except GateTimeout as e:
         return ChildOutcome("gate", error=str(e), gate={"gate": "timeout", "why": str(e)})
-    if rec.get("monitor") == "nvidia-smi":  # the child checks that CUDA gave it this GPU
-        env = {**env, "KOPT_GPU_UUID": rec["gpu_uuid"]}
+    if rec.get("monitor") == "nvidia-smi":  # CUDA numbers GPUs as nvidia-smi does; the child checks it got this one
+        env = {**env, "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "KOPT_GPU_UUID": rec["gpu_uuid"]}
     return env, rec
 
 

@@ -58,10 +58,13 @@ def measure(
         builds=builds,
     )
     files = {"version": version, "kernel": kernel, "params": params, "hardware_json": hardware_json}
+
+    def not_profiled(doc: dict, df: pd.DataFrame) -> Measured:
+        return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"))
+
     blocked = cannot_run(builds, params)
     if blocked:
-        doc, df = write_checked(blocked, Path(out_dir), ws, req, **files)
-        return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"))
+        return not_profiled(*write_checked(blocked, Path(out_dir), ws, req, **files))
     with (
         Child("check_then_time", req, log_path=logs["check"], held=True) as first,
         Child("profile", prof.request, log_path=logs["profile"], wrapper=prof.wrapper, held=True) as second,
@@ -70,7 +73,7 @@ def measure(
         checked = gate if isinstance(gate, ChildOutcome) else _released(first, gate, params["timeout_s"])
         doc, df = write_checked(checked, Path(out_dir), ws, req, **files)
         if doc["status"] != "pass":
-            return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"))
+            return not_profiled(doc, df)
         profiled = _released(second, gate, profile_settings["timeout_s"])
     return Measured(doc, df, finish_profile(prof, profiled, logs["profile"]))
 

@@ -52,6 +52,7 @@ class ProfileRun:
     asm: Path
     settings: dict
     builds: list[str]
+    note: str | None = None  # why the profiler is not the one configured
 
     @property
     def raw(self) -> Path:
@@ -78,10 +79,12 @@ def plan_profile(
         "calls": settings["calls"],
     }
     run.backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
+    tool = settings.get("ncu", "ncu")
+    if run.backend == "ncu" and not shutil.which(tool):
+        run.backend, run.note = "torch", f"Nsight Compute ({tool}) not found; torch.profiler figures instead"
     if run.backend == "ncu":
-        run.wrapper = ncu.command(settings.get("ncu", "ncu"), str(run.raw / "ncu_details.csv"))
+        run.wrapper = ncu.command(tool, str(run.raw / "ncu_details.csv"))
         run.request["tool"] = "ncu"
-        (run.raw / "ncu_command.txt").write_text(" ".join(run.wrapper) + " python -m kopt.measure.child profile ...\n")
     return run
 
 
@@ -95,8 +98,11 @@ def profile_skipped(run: ProfileRun, why: str) -> dict:
 def finish_profile(run: ProfileRun, outcome: ChildOutcome, log: str) -> dict:
     """profile.json from the profile child's ``outcome`` (see ``_profiled``): every class's kernels,
     counters and resources, or the failure."""
-    outcome, run.backend, run.doc["tool_note"] = _profiled(run, outcome, log)
+    if run.wrapper:
+        (run.raw / "ncu_command.txt").write_text(" ".join(run.wrapper) + " python -m kopt.measure.child profile ...\n")
+    outcome, run.backend, note = _profiled(run, outcome, log)
     doc = run.doc
+    doc["tool_note"] = note or run.note
     if not outcome.ok:
         doc.update(status="failed", error=outcome.error)
         write_json(run.out / "profile.json", doc)

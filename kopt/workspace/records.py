@@ -66,7 +66,7 @@ class ChildRequest(Closed):
     tool: str | None = None
     runs: int | None = None  # hardware
     builds: dict[str, str] = {}  # a CUDA/HIP kernel file -> the shared library its build made
-    held: bool = False  # wait for the parent's go (kopt.measure.runner.Child) before touching a device
+    held_by: int | None = None  # the job's pid: wait for its go (kopt.measure.runner.Child) before touching a device
 
 
 class HardwareRequest(Closed):

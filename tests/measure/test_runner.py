@@ -1,6 +1,7 @@
 """The child process and its time limit (kopt.measure.runner): a hang is killed, interrupted is not
 failed, and no kernel process outlives its run (Linux /proc). Issue 10."""
 
+import json
 import os
 import signal
 import subprocess
@@ -153,11 +154,57 @@ def test_a_held_child_starts_its_task_only_at_its_go(tiny, tmp_path):
     assert [r["key"] for r in out.records] == [r["key"] for r in out.result["configs"]] != []
 
 
-def test_a_held_child_whose_starter_is_gone_leaves(tiny, tmp_path):
-    """Under a wrapper (as under a profiler) the held child is the wrapper's child: when the wrapper
-    dies, nothing would ever give it its go, so it leaves by itself."""
+JOB = """
+import json, sys, time
+from kopt.measure import runner
+child = runner.Child("reference", json.loads(sys.argv[1]), wrapper=["sh", "-c", '"$@" & wait', "sh"], held=True)
+print(child.proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_held_child_whose_job_is_gone_leaves(tiny):
+    """Under a wrapper (as under a profiler) the held child is the wrapper's child. When the job is
+    killed (kill -9, the OOM killer) the wrapper dies with it, maybe before the held child has even
+    started: nothing would give it its go, so it leaves by itself."""
+    job = subprocess.Popen(
+        [sys.executable, "-c", JOB, json.dumps(_reference_request(tiny))], stdout=subprocess.PIPE, text=True
+    )
+    wrapper = int(job.stdout.readline())
+    held = _wait_for(lambda: _kernel_children(wrapper), timeout=30)[0]
+    job.kill()  # at once: the held child is still starting
+    job.wait()
+    assert _gone(held, timeout=60)
+
+
+def test_closing_kills_a_released_child_whose_wrapper_died(tiny):
     wrapper = ["sh", "-c", '"$@" & wait', "sh"]
     with runner.Child("reference", _reference_request(tiny), wrapper=wrapper, held=True) as child:
         held = _wait_for(lambda: _kernel_children(child.proc.pid))[0]
-        os.kill(child.proc.pid, signal.SIGKILL)  # the wrapper only
-        assert _gone(held, timeout=60)
+        os.kill(child.proc.pid, signal.SIGKILL)  # the wrapper only, as when a profiler crashes
+        child.proc.wait()
+        assert not _gone(held, timeout=1)
+    assert _gone(held)
+
+
+def test_a_child_that_dies_before_its_go_is_a_crash(tiny):
+    with runner.Child("reference", _reference_request(tiny), wrapper=["sh", "-c", "exit 7"], held=True) as child:
+        child.go({})
+        out = child.wait(timeout_s=10)
+    assert out.status == "crashed" and "exited with code 7" in out.error
+
+
+def _finished(tmp_path, rc: int, device: str | None) -> runner.ChildOutcome:
+    out = tmp_path / "result.json"
+    out.write_text(json.dumps({"ok": False, "error": "this process computes on GPU a, not on GPU-b"}))
+    state = {"current": None, "device": device, "timeline": {}, "t0": time.monotonic(), "phases": {}}
+    return runner._outcome("check_then_time", rc, False, 20, out, [], state, "")
+
+
+def test_a_harness_fault_fails_the_job_only_before_any_kernel_ran(tmp_path):
+    from kopt.measure.faults import HARNESS_EXIT
+
+    with pytest.raises(runner.HarnessError, match="not on GPU-b; the job fails, no verdict was written"):
+        _finished(tmp_path, HARNESS_EXIT, None)
+    # once the child named its device a kernel may have run: its exit code is its own crash, a verdict
+    assert _finished(tmp_path, HARNESS_EXIT, "cuda").status == "raised"

@@ -40,7 +40,7 @@ def test_one_child_checks_then_times(tiny, tmp_path, run_params, monkeypatch):
     t = meta["provenance"]["child_timeline"]  # seconds from the child's start: where the turnaround goes
     assert (
         list(t) == ["ready", "correctness", "bench", "end"]
-        and 0 < t["ready"] <= t["correctness"] <= t["bench"] < t["end"]
+        and 0 < t["ready"] <= t["correctness"] <= t["bench"] <= t["end"]  # read times: a late read may tie
     )
 
 

@@ -17,7 +17,9 @@ def _watched(monkeypatch) -> list[dict]:
     class Watched(Child):
         def __init__(self, task, *a, **kw):
             super().__init__(task, *a, **kw)
-            seen.append({"task": task, "pid": self.proc.pid, "held": self.held, "went": False})
+            seen.append(
+                {"task": task, "pid": self.proc.pid, "held": self.held, "went": False, "wrapper": kw.get("wrapper")}
+            )
 
         def go(self, env):
             next(c for c in seen if c["pid"] == self.proc.pid)["went"] = True
@@ -27,7 +29,7 @@ def _watched(monkeypatch) -> list[dict]:
     return seen
 
 
-def _measure(tiny, tmp_path, run_params, kernel=None):
+def _measure(tiny, tmp_path, run_params, kernel=None, profiler="auto"):
     out = tmp_path / "out"
     return step.measure(
         out,
@@ -38,7 +40,7 @@ def _measure(tiny, tmp_path, run_params, kernel=None):
         asm_dir=str(out / "asm"),
         logs={"check": str(tmp_path / "measure.log"), "profile": str(tmp_path / "profile.log")},
         params=run_params,
-        profile_settings={**run_params, "profiler": "auto", "calls": 2},
+        profile_settings={**run_params, "profiler": profiler, "calls": 2},
         hardware_json=None,
         builds=[],
     )
@@ -77,3 +79,22 @@ def test_no_idle_gpu_fails_the_version_and_stops_both_children(tiny, tmp_path, r
     assert m.correctness["status"] == "failed" and m.correctness["error"].startswith("gate: no idle GPU")
     assert m.profile["status"] == "skipped" and "gate: no idle GPU" in m.profile["error"]
     assert [c["went"] for c in seen] == [False, False] and all(_gone(c["pid"]) for c in seen)
+
+
+def test_the_profile_child_runs_under_the_profilers_command(tiny, tmp_path, run_params, monkeypatch):
+    """As under Nsight Compute: the profile child is started held under the tool's command prefix
+    (here `env`, which runs it unchanged), and its figures are the tool's."""
+    from kopt.profilers import ncu
+    from kopt.steps import profile
+
+    seen = _watched(monkeypatch)
+    monkeypatch.setattr(profile, "choose_backend", lambda requested, device: "ncu")
+    real = profile.shutil.which
+    monkeypatch.setattr(profile.shutil, "which", lambda tool: "/usr/bin/ncu" if tool == "ncu" else real(tool))
+    monkeypatch.setattr(ncu, "command", lambda tool, csv_path, **kw: ["env", f"KOPT_TOOL_OUT={csv_path}"])
+    m = _measure(tiny, tmp_path, run_params, profiler="ncu")
+    assert [(c["task"], c["wrapper"]) for c in seen] == [
+        ("check_then_time", None),
+        ("profile", ["env", f"KOPT_TOOL_OUT={tmp_path / 'out' / 'profile' / 'raw' / 'ncu_details.csv'}"]),
+    ]
+    assert m.profile["status"] == "ok" and m.profile["backend"] == "cpu-interpreter"  # the CPU: no counters

@@ -16,6 +16,11 @@ def _ok(names=("N=256", "N=2048")):
     )
 
 
+def _ncu_installed(which):
+    """shutil.which as on a machine with Nsight Compute (every other tool as it is here)."""
+    return lambda tool: "/usr/local/cuda/bin/ncu" if tool == "ncu" else which(tool)
+
+
 def _fake_torch_run(calls):
     """run_gated as the torch.profiler fallback calls it: recorded, then a passing child."""
 
@@ -60,6 +65,7 @@ def test_a_cuda_version_joins_ptxas_resources_to_ncus_launches(tiny, tmp_path, m
     csv_text = (FIXTURES / "profiles" / "h100_ncu_cuda_v7.csv").read_text()
     names = ("N=256", "N=2048", "N=16384")
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(step.shutil, "which", _ncu_installed(step.shutil.which))
     settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"}
     v7 = ROOT / "examples" / "softmax" / "kernels" / "v7.cu"
     doc = _profile(step, tiny, tmp_path, settings, _ok(names), csv_text, v7, [str(build)])
@@ -86,6 +92,7 @@ def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch
     csv_text = NVTX_PROBE.read_text().replace(":class N=", ":kopt-class N=")
     monkeypatch.setattr(step, "run_gated", _fake_torch_run(calls))
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(step.shutil, "which", _ncu_installed(step.shutil.which))
     settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"}
     run = step.plan_profile(
         version="v0",
@@ -114,6 +121,7 @@ def test_profile_falls_back_to_torch_only_when_ncu_fails(tiny, tmp_path, monkeyp
     calls = []
     monkeypatch.setattr(step, "run_gated", _fake_torch_run(calls))
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(step.shutil, "which", _ncu_installed(step.shutil.which))
     crashed = ChildOutcome("crashed", error="==ERROR== ERR_NVGPUCTRPERM")
     doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20}, crashed)
     assert calls == [("profile", None, None)]  # a second child, only because the tool failed: plain torch
@@ -126,6 +134,7 @@ def test_ncu_without_class_ranges_falls_back_and_says_why(tiny, tmp_path, monkey
     calls = []  # ncu ran to the end, but its CSV names no kopt-class range (the probe's own ranges)
     monkeypatch.setattr(step, "run_gated", _fake_torch_run(calls))
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(step.shutil, "which", _ncu_installed(step.shutil.which))
     settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20}
     doc = _profile(step, tiny, tmp_path, settings, _ok(), NVTX_PROBE.read_text())
     assert calls == [("profile", None, None)]
@@ -139,6 +148,28 @@ def test_a_kernel_that_fails_under_ncu_is_not_run_again(tiny, tmp_path, monkeypa
     calls = []
     monkeypatch.setattr(step, "run_gated", _fake_torch_run(calls))
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(step.shutil, "which", _ncu_installed(step.shutil.which))
     hung = ChildOutcome("timeout", error="timed out: no progress for 20 s")
     doc = _profile(step, tiny, tmp_path, {"profiler": "ncu", "calls": 5, "timeout_s": 20}, hung)
     assert calls == [] and doc["status"] == "failed" and "timed out" in doc["error"]
+
+
+def test_nsight_compute_configured_but_missing_gives_torch_figures_and_says_so(tiny, tmp_path, monkeypatch):
+    from kopt.steps import profile as step
+
+    monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(step.shutil, "which", lambda tool: None)
+    settings = {"profiler": "ncu", "ncu": "/opt/nowhere/ncu", "calls": 5, "timeout_s": 20}
+    run = step.plan_profile(
+        version="v0",
+        target=str(tiny / "target.yaml"),
+        kernel=str(tiny / "kernels" / "v0.py"),
+        out_dir=str(tmp_path / "p"),
+        asm_dir=str(tmp_path / "a"),
+        settings=settings,
+        builds=[],
+    )
+    assert run.wrapper is None and "tool" not in run.request  # the child is not started under a missing tool
+    doc = step.finish_profile(run, _ok(), str(tmp_path / "log"))
+    assert doc["status"] == "ok" and doc["backend"] == "torch"
+    assert doc["tool_note"] == "Nsight Compute (/opt/nowhere/ncu) not found; torch.profiler figures instead"
