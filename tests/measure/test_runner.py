@@ -89,7 +89,9 @@ sys.path.insert(0, {root!r})
 from tests.helpers import run_version
 from pathlib import Path
 params = {{"device": "auto", "timeout_s": 120, "bench": {{"warmup_ms": 1, "rep_ms": 1, "min_samples": 1,
-          "max_samples": 1, "flush_l2": False, "cpu_warmup": 1, "cpu_samples": 1}}}}
+          "max_samples": 1, "flush_l2": False, "cpu_warmup": 1, "cpu_samples": 1}},
+          # its own claims: on a GPU machine this test's process holds the GPU's lock after a gated test
+          "gate": {{"lock_dir": {tmp!r} + "/locks"}}}}
 run_version(Path({tiny!r}), Path({kernel!r}), params, Path({tmp!r}))
 """
 
