@@ -31,19 +31,23 @@ def _fake_torch_run(calls):
     return run_gated
 
 
-def _profile(step, tiny, tmp_path, settings: dict, outcome, csv_text=None, kernel=None, builds=None) -> dict:
-    """The profile of the tiny workspace's v0 (or ``kernel``): planned, then finished from the
-    profile child's ``outcome`` (``csv_text``: what Nsight Compute wrote meanwhile)."""
-    target, kernel = str(tiny / "target.yaml"), str(kernel or tiny / "kernels" / "v0.py")
-    run = step.plan_profile(
+def _plan(step, tiny, tmp_path, settings: dict, kernel=None, builds=None):
+    """The profile of the tiny workspace's v0 (or ``kernel``), planned."""
+    return step.plan_profile(
         version="v0",
-        target=target,
-        kernel=kernel,
+        target=str(tiny / "target.yaml"),
+        kernel=str(kernel or tiny / "kernels" / "v0.py"),
         out_dir=str(tmp_path / "p"),
         asm_dir=str(tmp_path / "a"),
         settings=settings,
         builds=builds or [],
     )
+
+
+def _profile(step, tiny, tmp_path, settings: dict, outcome, csv_text=None, kernel=None, builds=None) -> dict:
+    """The profile planned, then finished from the profile child's ``outcome`` (``csv_text``: what
+    Nsight Compute wrote meanwhile)."""
+    run = _plan(step, tiny, tmp_path, settings, kernel, builds)
     if csv_text is not None:
         (run.raw / "ncu_details.csv").write_text(csv_text)
     return step.finish_profile(run, outcome, str(tmp_path / "log"))
@@ -94,15 +98,7 @@ def test_profile_runs_every_class_in_one_ncu_process(tiny, tmp_path, monkeypatch
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(step.shutil, "which", _ncu_installed(step.shutil.which))
     settings = {"profiler": "ncu", "calls": 5, "timeout_s": 20, "device": "auto"}
-    run = step.plan_profile(
-        version="v0",
-        target=str(tiny / "target.yaml"),
-        kernel=str(tiny / "kernels" / "v0.py"),
-        out_dir=str(tmp_path / "p"),
-        asm_dir=str(tmp_path / "a"),
-        settings=settings,
-        builds=[],
-    )
+    run = _plan(step, tiny, tmp_path, settings)
     assert run.wrapper[0] == "ncu" and run.request["tool"] == "ncu"  # the one child runs under ncu
     assert run.wrapper[run.wrapper.index("--log-file") + 1] == str(run.raw / "ncu_details.csv")
     (run.raw / "ncu_details.csv").write_text(csv_text)
@@ -160,15 +156,7 @@ def test_nsight_compute_configured_but_missing_gives_torch_figures_and_says_so(t
     monkeypatch.setattr(step, "detect_gpu", lambda device: "NVIDIA H100 80GB HBM3")
     monkeypatch.setattr(step.shutil, "which", lambda tool: None)
     settings = {"profiler": "ncu", "ncu": "/opt/nowhere/ncu", "calls": 5, "timeout_s": 20}
-    run = step.plan_profile(
-        version="v0",
-        target=str(tiny / "target.yaml"),
-        kernel=str(tiny / "kernels" / "v0.py"),
-        out_dir=str(tmp_path / "p"),
-        asm_dir=str(tmp_path / "a"),
-        settings=settings,
-        builds=[],
-    )
+    run = _plan(step, tiny, tmp_path, settings)
     assert run.wrapper is None and "tool" not in run.request  # the child is not started under a missing tool
     doc = step.finish_profile(run, _ok(), str(tmp_path / "log"))
     assert doc["status"] == "ok" and doc["backend"] == "torch"
