@@ -22,6 +22,20 @@ from kopt.steps.bench import check_then_time
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 BAD = FIXTURES / "bad_kernels"
+# The published skill template's files, verbatim (../shared/formats/skill-template/, beside the repo
+# in CI); where ../shared is not there (the GPU machine), examples/vector_add/, which carries them
+# verbatim (tests/graph/test_examples.py compares the two)
+SHARED_TEMPLATE = ROOT.parent / "shared" / "formats" / "skill-template"
+TEMPLATE_IN_EXAMPLE = {"ref.py": "ref.py", "kernel.py": "kernels/v0.py", "kernel.cu": "kernels/v1.cu"}
+
+
+def template(name: str) -> Path:
+    """One file of the skill template: ref.py, kernel.py or kernel.cu."""
+    if SHARED_TEMPLATE.is_dir():
+        return SHARED_TEMPLATE / name
+    return ROOT / "examples" / "vector_add" / TEMPLATE_IN_EXAMPLE[name]
+
+
 # the NVTX probe: benchmarks/probes/ncu_with_torch_profiler.py under ncu --nvtx
 NVTX_PROBE = FIXTURES / "profiles" / "h100_ncu_nvtx_classes.csv"
 

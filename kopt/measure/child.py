@@ -162,7 +162,8 @@ def task_profile(req: dict, progress: Progress) -> dict:
 
 def task_reference(req: dict, progress: Progress) -> dict:
     """ref.py alone, before any version: it imports, defines setup() and reference(), and both run
-    on every config of the chosen device (one probe each). A fault names the function and config."""
+    on every config of the chosen device (one probe each, and a check that setup's inputs follow its
+    seed). A fault names the function and config."""
     import secrets
 
     from kopt.measure import device as harness
@@ -176,9 +177,10 @@ def task_reference(req: dict, progress: Progress) -> dict:
         progress.start(f"config {item['key']}")
         try:
             layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31))
+            del d
+            reference.check_seed_used(ref, item["config"], device, secrets.randbits(31))
         except KernelFault as e:
             raise KernelFault(f"{e} (config {item['key']})") from None
-        del d
         rec = {
             "key": item["key"],
             "outputs": [{"name": o.name, "shape": list(o.shape), "dtype": o.dtype} for o in layout.outputs],

@@ -122,14 +122,16 @@ class Pool:
         self.cycle = []
 
     def redraw(self, s: InputSet) -> None:
-        """Fresh values (a new seed) into the set's own buffers."""
+        """Fresh values (a new seed) into the set's own buffers (output buffers keep their memory:
+        ``poison`` fills them before the call)."""
         d = draw(self.ref, self.cfg, self.seeds.next(), self.device)
         for k, v in d.inputs.items():
             old = s.inputs.get(k)
             if isinstance(v, torch.Tensor):
                 if not isinstance(old, torch.Tensor) or old.shape != v.shape or old.dtype != v.dtype:
                     raise KernelFault(f"ref.py: setup() returned '{k}' with another shape or dtype for seed {d.seed}")
-                old.copy_(v)
+                if k not in d.outputs:
+                    old.copy_(v)
             else:
                 s.inputs[k] = v
         s.seed = d.seed

@@ -1,12 +1,19 @@
 """The reference protocol (child side): draws of inputs, the outputs' layout, where the float64
 reference runs, and the expected outputs of one draw.
 
-``ref.py`` defines ``setup(seed, **config) -> {"inputs": {...}, "outputs": [names]}`` and
-``reference(**inputs)``, which either writes the outputs in place (they are then tensors in
-``inputs``) or returns them: a tensor, a tuple/list (in the order of ``outputs``), or a dict by
-output name. When it returns them, the harness allocates the kernel's output buffers from the
-shapes and dtypes the reference returned (``Layout``), so ``run_kernel(**inputs, **outputs)``
-still writes in place while torch baselines are timed as users call them.
+``ref.py`` defines ``setup(..., seed, ...) -> {"inputs": {...}, "outputs": [names]}``, called
+as ``setup(seed=seed, **config)`` (so ``setup(seed, M, N)``, ``setup(M, N, seed=0)`` and
+``setup(n=1024, seed=42, **kw)`` all work), and ``reference(**inputs)``, which either writes the
+outputs in place (they are then tensors in ``inputs``, allocated by ``setup`` with
+``torch.empty`` or anything else: their contents are never read) or returns them: a tensor, a
+tuple/list (in the order of ``outputs``), or a dict by output name. When it returns them, the
+harness allocates the kernel's output buffers from the shapes and dtypes the reference returned
+(``Layout``), so ``run_kernel(**inputs, **outputs)`` still writes in place while torch baselines
+are timed as users call them.
+
+Outputs are write-only: the determinism check compares the inputs only (an output buffer's shape
+and dtype must still repeat), and ``probe`` refuses a reference whose result depends on what its
+output buffers held before the call (the kernels find them poisoned).
 
 The expected outputs are computed only *after* the kernel's call, from a regenerated copy of the
 inputs, and zeroed as soon as they are compared (``scrub``): the kernel's process never holds the
@@ -15,11 +22,13 @@ expected outputs of inputs the kernel has not yet been called on.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 
+from kopt.measure.device import poison
 from kopt.measure.faults import KernelFault
 
 FLOAT64, FLOAT32 = "float64", "float32"
@@ -52,11 +61,32 @@ class Draw:
     def tensors(self) -> dict[str, torch.Tensor]:
         return {k: v for k, v in self.inputs.items() if isinstance(v, torch.Tensor)}
 
+    def input_tensors(self) -> dict[str, torch.Tensor]:
+        """The tensors that are inputs proper: not the output buffers ``setup`` allocated."""
+        return {k: v for k, v in self.tensors().items() if k not in self.outputs}
+
+
+def setup_takes_seed(setup) -> str | None:
+    """Why ``setup`` cannot be called as ``setup(seed=..., **config)``; None when it can."""
+    try:
+        params = inspect.signature(setup).parameters.values()
+    except (TypeError, ValueError):
+        return None  # a builtin or C function: its call will say
+    if any(p.name == "seed" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params):
+        return None
+    if any(p.kind == p.VAR_KEYWORD for p in params) and not any(p.name == "seed" for p in params):
+        return None  # setup(**kwargs) reads kwargs["seed"]; check_seed_used tells one that ignores it
+    return (
+        "setup() takes no 'seed' parameter by keyword: kopt calls setup(seed=<a fresh seed>, **config) for "
+        "every draw of inputs; add one (def setup(seed, M, N) or def setup(M, N, seed=0)) and seed torch's "
+        "generator with it"
+    )
+
 
 def draw(ref, cfg: dict, seed: int, device: str) -> Draw:
     try:
         with torch.device(device):  # tensors are created where they are used
-            data = ref.setup(seed, **cfg)
+            data = ref.setup(seed=seed, **cfg)
     except Exception as e:
         raise KernelFault(f"ref.py: setup(seed={seed}, **{cfg}) failed: {type(e).__name__}: {e}") from e
     if not isinstance(data, dict) or not isinstance(data.get("inputs"), dict):
@@ -126,26 +156,81 @@ class Layout:
 
 def probe(ref, cfg: dict, device: str, seed: int) -> tuple[Layout, Draw]:
     """Learn the outputs' shapes and dtypes from one reference run at the inputs' own precision,
-    and check that ``setup`` is deterministic (the harness regenerates inputs from their seed)."""
+    check that ``setup`` is deterministic (the harness regenerates inputs from their seed) and that
+    the reference only writes its output buffers."""
     d, again = draw(ref, cfg, seed, device), draw(ref, cfg, seed, device)
-    for k, t in d.tensors().items():
-        u = again.inputs.get(k)
-        if not isinstance(u, torch.Tensor) or u.shape != t.shape or u.dtype != t.dtype or not torch.equal(u, t):
-            raise KernelFault(
-                f"ref.py: setup() is not deterministic: input '{k}' differs between two calls with seed {seed} "
-                "(seed torch's generator with the given seed)"
-            )
+    same_draws(d, again)
     del again
-    try:
-        with torch.no_grad():
-            ret = ref.reference(**d.inputs)
-    except Exception as e:
-        raise KernelFault(f"ref.py: reference() failed: {type(e).__name__}: {e}") from e
+    in_place = {n: t for n, t in d.tensors().items() if n in d.outputs}
+    for t in in_place.values():
+        poison(t)
+    ret = run_reference(ref, d.inputs)
     outs = outputs_of(ret, d.outputs, d.inputs, "ref.py: reference()")
+    if in_place and returned_tensors(ret) is None:
+        reads_no_output(ref, d, outs)
     specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs) for n, t in outs.items()]
     layout = Layout(specs, returned_tensors(ret) is not None, [k for k in d.tensors() if k not in outs])
     scrub(outs)
     return layout, d
+
+
+def same_draws(d: Draw, again: Draw) -> None:
+    """Two draws of one seed: equal inputs, and output buffers of one shape and dtype."""
+    for k, t in d.tensors().items():
+        u = again.inputs.get(k)
+        if not isinstance(u, torch.Tensor) or u.shape != t.shape or u.dtype != t.dtype:
+            what = "output buffer" if k in d.outputs else "input"
+            raise KernelFault(
+                f"ref.py: setup() is not deterministic: {what} '{k}' has another shape or dtype in a second call "
+                f"with seed {d.seed}"
+            )
+        if k not in d.outputs and not torch.equal(u, t):
+            raise KernelFault(
+                f"ref.py: setup() is not deterministic: input '{k}' differs between two calls with seed {d.seed} "
+                "(seed torch's generator with the given seed)"
+            )
+
+
+def run_reference(ref, args: dict) -> Any:
+    try:
+        with torch.no_grad():
+            return ref.reference(**args)
+    except Exception as e:
+        raise KernelFault(f"ref.py: reference() failed: {type(e).__name__}: {e}") from e
+
+
+def reads_no_output(ref, d: Draw, poisoned: dict[str, torch.Tensor]) -> None:
+    """The reference ran with its output buffers poisoned; run it again with them zeroed. Results
+    that differ (NaN where the other has none, or other integers) mean it reads what the buffers
+    held, or leaves part of them unwritten: the kernels find them poisoned, and the expected
+    outputs would be whatever the buffers held."""
+    first = {n: t.clone() for n, t in poisoned.items()}
+    for n in first:
+        d.inputs[n].zero_()
+    second = outputs_of(run_reference(ref, d.inputs), d.outputs, d.inputs, "ref.py: reference()")
+    for n, a in first.items():
+        b = second[n]
+        differs = not torch.equal(a.isnan(), b.isnan()) if _is_float(a) else not torch.equal(a, b)
+        if differs:
+            raise KernelFault(
+                f"ref.py: reference() reads its output '{n}' before writing it, or leaves part of it unwritten "
+                "(its result depends on what the buffer held): outputs are write-only and the kernels find them "
+                "poisoned; write every element, and pass a value it reads as an input of its own"
+            )
+    scrub(first)
+
+
+def check_seed_used(ref, cfg: dict, device: str, seed: int) -> None:
+    """Fresh inputs need a ``setup`` whose inputs follow its seed: two seeds must not give the
+    same input tensors (when there are any), or every call would see the same values."""
+    a, b = draw(ref, cfg, seed, device), draw(ref, cfg, seed ^ 1, device)
+    names = list(a.input_tensors())
+    same = [k for k in names if isinstance(b.inputs.get(k), torch.Tensor) and torch.equal(a.inputs[k], b.inputs[k])]
+    if names and same == names:
+        raise KernelFault(
+            f"ref.py: setup() ignores its seed: seeds {seed} and {seed ^ 1} give the same inputs {names}; the "
+            "harness draws fresh inputs for every call (torch.manual_seed(seed) in setup)"
+        )
 
 
 # --- where the reference runs ----------------------------------------------------------------
@@ -240,15 +325,13 @@ def expected(ref, inputs: dict, layout: Layout, plan: Placement) -> dict[str, to
     dt = torch.float64 if plan.precision == FLOAT64 else torch.float32
     args = {}
     for k, v in inputs.items():
-        if isinstance(v, torch.Tensor):
-            args[k] = v.detach().to(plan.device, dt) if v.is_floating_point() else v.detach().to(plan.device).clone()
-        else:
+        if not isinstance(v, torch.Tensor):
             args[k] = v
-    try:
-        with torch.no_grad():
-            ret = ref.reference(**args)
-    except Exception as e:
-        raise KernelFault(f"ref.py: reference() failed: {type(e).__name__}: {e}") from e
+        elif k in layout.names:  # an output buffer: never read (probe), so not copied
+            args[k] = torch.empty(v.shape, dtype=dt if v.is_floating_point() else v.dtype, device=plan.device)
+        else:
+            args[k] = v.detach().to(plan.device, dt) if v.is_floating_point() else v.detach().to(plan.device).clone()
+    ret = run_reference(ref, args)
     outs = outputs_of(ret, layout.names, args, "ref.py: reference()")
     del args
     return outs

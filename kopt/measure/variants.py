@@ -115,6 +115,11 @@ def load_reference(path: str | Path):
     for fn in ("setup", "reference"):
         if not callable(getattr(mod, fn, None)):
             raise KernelFault(f"{path}: defines no {fn}() function")
+    from kopt.measure.reference import setup_takes_seed
+
+    why = setup_takes_seed(mod.setup)
+    if why:
+        raise KernelFault(f"{path}: {why}")
     return mod
 
 

@@ -178,6 +178,10 @@ def load_target(root: Path) -> dict:
     for listname in ("configs", "cpu_configs"):
         keys = None
         for i, cfg in enumerate(data[listname]):
+            if "seed" in cfg:
+                raise WorkspaceError(
+                    f"{file}: {listname}[{i}]: 'seed' cannot be a config column: kopt passes setup() a fresh seed"
+                )
             for col in data["class_by"]:
                 if col not in cfg:
                     raise WorkspaceError(f"{file}: {listname}[{i}]: lacks class_by column '{col}'")

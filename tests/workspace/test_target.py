@@ -65,6 +65,12 @@ def _sub(path: Path, old: str, new: str):
             lambda w: _sub(w / "target.yaml", "seeds: 3", "seeds: 3\nseed: 4"),
             "target.yaml: (top level): Additional properties",
         ),
+        (
+            lambda w: _sub(
+                w / "target.yaml", "{M: 8, N: 2048, dtype: float32}", "{M: 8, N: 2048, dtype: float32, seed: 1}"
+            ),
+            "target.yaml: cpu_configs[1]: 'seed' cannot be a config column: kopt passes setup() a fresh seed",
+        ),
         (lambda w: (w / "ref.py").unlink(), "ref.py: file is missing"),
         (lambda w: (w / "kernels" / "v2.py").unlink(), "kernels/v2.py: file is missing"),
         (lambda w: (w / "kernels" / "v1.yaml").unlink(), "kernels/v1.yaml: file is missing"),
