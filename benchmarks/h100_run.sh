@@ -9,6 +9,7 @@
 #                                           (ALSO_IMAGE_PYTHON=1: v1's rules again without bytecode, as the image has it)
 #   bash benchmarks/h100_run.sh rerun    # `kopt rerun v1` of the tree in docs/runs/h100-cuda/ (RERUN_FROM, RERUN_VERSION)
 #   EXAMPLE=examples/gemm bash benchmarks/h100_run.sh example  # another example's whole graph in runs/<name>/
+#                                        (EXAMPLE="examples/a examples/b": each in turn, GRAPH_TIMEOUT each)
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
 #                                        (removes .snakemake/metadata: for the GPU machine's copy, not a checkout)
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
@@ -16,6 +17,19 @@ set -uo pipefail
 phase=${1:-graph}
 source benchmarks/gpu_env.sh
 run() { echo "\$ $*"; /usr/bin/time -f "[wall %e s]" "$@"; }
+run_example() {  # one example's whole graph in runs/<name>/; KEEP_RESULTS=1 resumes one a call's limit stopped
+  local ws=$1 d=runs/$(basename "$1")
+  [ -n "${KEEP_RESULTS:-}" ] || rm -rf "$d"
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+    python3 -c "import flashinfer; print('flashinfer', flashinfer.__version__)" 2>&1 | tail -1
+  } > "$OUT/machine.txt" 2>&1
+  run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 -d "$d" --rerun-triggers input params code \
+    ${GRAPH_ARGS:-} --config workspace="$PWD/$ws" >> "$OUT/snakemake.log" 2>&1
+  echo "graph exit ($ws): $?" >> "$OUT/snakemake.log"
+  grep -h "kopt:\|wall\|graph exit" "$OUT/snakemake.log" | tail -n 20
+}
 case "$phase" in
 tests)
   {
@@ -85,20 +99,11 @@ rerun)
   tail -n 25 "$OUT/rerun.txt"
   ;;
 example)
-  ws=${EXAMPLE:?set EXAMPLE=examples/<name>}
-  d=runs/$(basename "$ws")
-  # KEEP_RESULTS=1 resumes a graph a call's limit stopped (its tree carried back as runs/<name>)
-  [ -n "${KEEP_RESULTS:-}" ] || rm -rf "$d"
-  {
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-    python3 -c "import flashinfer; print('flashinfer', flashinfer.__version__)" 2>&1 | tail -1
-  } > "$OUT/machine.txt" 2>&1
-  run timeout "${GRAPH_TIMEOUT:-560}" python3 -m snakemake --cores 1 -d "$d" --rerun-triggers input params code \
-    ${GRAPH_ARGS:-} --config workspace="$PWD/$ws" >> "$OUT/snakemake.log" 2>&1
-  echo "graph exit: $?" >> "$OUT/snakemake.log"
-  tar czf "$OUT/results.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/recorded/files' "$d/results"
-  grep -h "kopt:\|wall\|graph exit" "$OUT/snakemake.log" | tail -n 20
+  # EXAMPLE: one workspace, or several separated by spaces (each its own results tree under runs/)
+  for ws in ${EXAMPLE:?set EXAMPLE=examples/<name>}; do
+    run_example "$ws"
+  done
+  tar czf "$OUT/results.tgz" --exclude='*/raw' --exclude='*/asm' --exclude='*/recorded/files' runs/*/results
   ;;
 rebuild)
   t=${REBUILD_TARGET:-results/v1/compare.json}
