@@ -317,6 +317,7 @@ def _samples_record(samples: list[Sample], lab: Lab) -> dict:
         "p20_us": float(np.percentile(arr, 20)),
         "p80_us": float(np.percentile(arr, 80)),
         "n_samples": len(samples),
+        "idle_calls": sum(s.idle for s in samples),  # returned with the GPU idle: synchronised inside
         "ci_pct": median_ci_pct(arr.tolist()) if len(samples) >= 6 else None,
         "method": _method(lab, samples),
         "spin_us": lab.spin_cycles / CYCLES_PER_US if lab.device == "cuda" else None,
@@ -420,6 +421,15 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     events may hold up to their own host time past the spin. Less time under the profiler, or
     more host time than the limit, is never explained that way.
 
+    A call that synchronises inside (most timed calls returned with the GPU idle: the skill
+    template's ``solve`` ends with ``cudaDeviceSynchronize()``) has events that end at the host's
+    return, timed or profiled, and how much of the timed calls' events waited is not known: the
+    L2 flush and the host's own work before the call move the spin's end against the host's clock.
+    Its events are compared as they are: the profiled ones not shorter than the timed median by
+    more than the tolerance (H100, 2026-11-25: the template's solve at n=2^20 timed 89.62 us of
+    events with 276.55 us of host, profiled 94.69 us, 87.71 of them waiting; the host past the
+    spin allowed 26.55 us of wait, and this honest kernel was refused).
+
     ``trusted`` (a torch baseline, from the request, never from the kernel): the dispute is kept as
     ``profiler_note`` and the config stands. The check guards against a kernel hiding work from
     the profiler; work the profiler misses can only make torch look faster, so its GPU time can
@@ -432,7 +442,11 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     wait = out.get("profiled_wait_us")
     wait = min(max(host - spin_us, 0.0) if wait is None else wait, host)
     timed_wait = max(rec["host_us"] - spin_us, 0.0)
-    ev_ok = -tol - timed_wait <= ev - wait - rec["median_us"] <= tol
+    if 2 * rec.get("idle_calls", 0) > rec.get("n_samples", 0):  # synchronised inside: events end at the return
+        low_ok = ev >= rec["median_us"] - tol
+    else:
+        low_ok = ev - wait - rec["median_us"] >= -tol - timed_wait
+    ev_ok = low_ok and ev - wait - rec["median_us"] <= tol
     if ev_ok and host <= PROFILED_HOST_FACTOR * rec["host_us"] + spin_us:
         return
     what = (

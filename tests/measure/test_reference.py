@@ -8,6 +8,7 @@ import types
 
 import pytest
 import torch
+import yaml
 
 from kopt.measure import reference, variants
 from kopt.measure.faults import KernelFault
@@ -223,7 +224,8 @@ def test_the_skill_template_runs_as_it_is(tmp_path, run_params, monkeypatch):
     half = kernel.replace("_kernel[grid](x, y, out, n, BLOCK=256)", "_kernel[grid](x, y, out, n // 2, BLOCK=256)")
     assert half != kernel
     (ws / "kernels" / "half.py").write_text(half)
-    shutil.copy(ROOT / "examples" / "vector_add" / "target.yaml", ws / "target.yaml")
+    target = yaml.safe_load((ROOT / "examples" / "vector_add" / "target.yaml").read_text())
+    (ws / "target.yaml").write_text(yaml.safe_dump({**target, "configs": target["cpu_configs"]}))  # GPU too
     site, log = tmp_path / "site", tmp_path / "dirtied.txt"
     site.mkdir()
     (site / "sitecustomize.py").write_text(DIRTY_EMPTY)

@@ -8,6 +8,7 @@ import torch
 
 from kopt.measure import timing
 from kopt.measure.device import Guard
+from kopt.measure.faults import KernelFault
 from kopt.measure.variants import load_reference
 from tests.helpers import ROOT, _counting
 
@@ -135,8 +136,9 @@ def test_rows_whose_calls_left_the_gpu_idle_or_kept_the_host_past_the_spin_are_m
     assert _method(Lab("cpu", flush_l2=False), calls) == "cpu-interpreter"
 
 
-def _under_profiler(median_us, host_us, ev_us, prof_host_us, spin_us=250.0, wait_us=None):
+def _under_profiler(median_us, host_us, ev_us, prof_host_us, spin_us=250.0, wait_us=None, idle_calls=0):
     rec = {"key": "k", "median_us": median_us, "host_us": host_us, "spin_us": spin_us}
+    rec.update(n_samples=50, idle_calls=idle_calls)
     out = {"profiled_event_us": ev_us, "profiled_host_us": prof_host_us, "profiled_wait_us": wait_us}
     timing._same_under_profiler(rec, out)
 
@@ -171,6 +173,23 @@ def test_the_gpu_s_measured_wait_for_the_host_is_what_the_profiled_events_may_gr
         _under_profiler(100.0, 10.0, 400.0, 30.0, wait_us=300.0)
     with pytest.raises(KernelFault, match="behave the same"):  # shorter once the wait is taken off
         _under_profiler(100.0, 10.0, 110.0, 200.0, wait_us=80.0)
+
+
+def test_a_call_that_synchronises_inside_is_compared_on_its_events_as_they_are():
+    """The skill template's solve (cudaDeviceSynchronize() inside) at n=2^20 on the H100
+    (2026-11-25): timed 89.62 us of events, 276.55 us of host; profiled 94.69 us, 87.71 of them
+    waiting for the host. Its timed events waited too, more than the host past the spin tells,
+    so it was refused; with most calls returning to an idle GPU the events compare as they are,
+    and a call that is much shorter under the profiler is still refused."""
+    template = (89.62, 276.55, 94.69, 283.18)
+    with pytest.raises(KernelFault, match="behave the same"):
+        _under_profiler(*template, wait_us=87.71, idle_calls=10)  # a few idle calls: the rule for the rest
+    _under_profiler(*template, wait_us=87.71, idle_calls=50)
+    _under_profiler(70.24, 275.85, 102.54, 263.15, wait_us=99.60, idle_calls=40)  # sync_inside.cu, same run
+    with pytest.raises(KernelFault, match="behave the same"):  # half its work skipped when profiled
+        _under_profiler(1239.8, 1390.0, 600.0, 760.0, wait_us=90.0, idle_calls=50)
+    with pytest.raises(KernelFault, match="behave the same"):  # longer on the GPU when profiled
+        _under_profiler(89.62, 276.55, 400.0, 283.18, wait_us=87.71, idle_calls=50)
 
 
 def test_a_profiled_call_s_wait_is_its_events_less_the_gpu_s_busy_time_at_most_its_host_time():
