@@ -176,7 +176,7 @@ def task_reference(req: dict, progress: Progress) -> dict:
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
         try:
-            layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31))
+            layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31), check_writes=True)
             del d
             reference.check_seed_used(ref, item["config"], device, secrets.randbits(31))
         except KernelFault as e:

@@ -48,7 +48,9 @@ def sync(device: str) -> None:
 
 def poison(t: torch.Tensor) -> None:
     """Fill an output so that any element the kernel does not write is caught."""
-    if t.is_floating_point() or t.is_complex():
+    if t.is_complex():
+        t.fill_(complex(float("nan"), float("nan")))  # both parts: a kernel writing only .real is caught
+    elif t.is_floating_point():
         t.fill_(float("nan"))
     elif t.dtype == torch.bool:
         t.fill_(True)

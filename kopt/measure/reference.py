@@ -12,8 +12,8 @@ harness allocates the kernel's output buffers from the shapes and dtypes the ref
 are timed as users call them.
 
 Outputs are write-only: the determinism check compares the inputs only (an output buffer's shape
-and dtype must still repeat), and ``probe`` refuses a reference whose result depends on what its
-output buffers held before the call (the kernels find them poisoned).
+and dtype must still repeat), and rule ``reference`` refuses a reference whose result depends on
+what its output buffers held before the call (the kernels find them poisoned; ``writes_only``).
 
 The expected outputs are computed only *after* the kernel's call, from a regenerated copy of the
 inputs, and zeroed as soon as they are compared (``scrub``): the kernel's process never holds the
@@ -154,10 +154,11 @@ class Layout:
         return next(o for o in self.outputs if o.name == name)
 
 
-def probe(ref, cfg: dict, device: str, seed: int) -> tuple[Layout, Draw]:
+def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) -> tuple[Layout, Draw]:
     """Learn the outputs' shapes and dtypes from one reference run at the inputs' own precision,
-    check that ``setup`` is deterministic (the harness regenerates inputs from their seed) and that
-    the reference only writes its output buffers."""
+    and check that ``setup`` is deterministic (the harness regenerates inputs from their seed).
+    ``check_writes`` (rule ``reference``, once per config): the reference only writes its output
+    buffers (``writes_only``)."""
     d, again = draw(ref, cfg, seed, device), draw(ref, cfg, seed, device)
     same_draws(d, again)
     del again
@@ -165,11 +166,12 @@ def probe(ref, cfg: dict, device: str, seed: int) -> tuple[Layout, Draw]:
     for t in in_place.values():
         poison(t)
     ret = run_reference(ref, d.inputs)
+    returns = returned_tensors(ret) is not None
     outs = outputs_of(ret, d.outputs, d.inputs, "ref.py: reference()")
-    if in_place and returned_tensors(ret) is None:
-        reads_no_output(ref, d, outs)
+    if check_writes and in_place:
+        writes_only(ref, d, in_place, outs)
     specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs) for n, t in outs.items()]
-    layout = Layout(specs, returned_tensors(ret) is not None, [k for k in d.tensors() if k not in outs])
+    layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs])
     scrub(outs)
     return layout, d
 
@@ -199,38 +201,66 @@ def run_reference(ref, args: dict) -> Any:
         raise KernelFault(f"ref.py: reference() failed: {type(e).__name__}: {e}") from e
 
 
-def reads_no_output(ref, d: Draw, poisoned: dict[str, torch.Tensor]) -> None:
-    """The reference ran with its output buffers poisoned; run it again with them zeroed. Results
-    that differ (NaN where the other has none, or other integers) mean it reads what the buffers
-    held, or leaves part of them unwritten: the kernels find them poisoned, and the expected
-    outputs would be whatever the buffers held."""
-    first = {n: t.clone() for n, t in poisoned.items()}
-    for n in first:
-        d.inputs[n].zero_()
+def _fill_large(t: torch.Tensor) -> None:
+    """A value unlike the poison: the dtype's largest finite float, 0 for integers, False."""
+    if _is_float(t):
+        big = torch.finfo(t.real.dtype if t.is_complex() else t.dtype).max
+        t.fill_(complex(big, big) if t.is_complex() else big)
+    else:
+        t.zero_()
+
+
+def _same_result(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal integers; floats NaN at the same places and otherwise close (a reference with atomics
+    on the GPU may differ in the last bits between runs, not more)."""
+    if not _is_float(a):
+        return torch.equal(a, b)
+    wide = torch.complex128 if a.is_complex() else torch.float64
+    a, b = a.to(wide), b.to(wide)
+    return torch.equal(a.isnan(), b.isnan()) and bool(torch.isclose(a, b, rtol=1e-3, atol=1e-3, equal_nan=True).all())
+
+
+def writes_only(ref, d: Draw, buffers: dict[str, torch.Tensor], first: dict[str, torch.Tensor]) -> None:
+    """The reference gave ``first`` with its output ``buffers`` poisoned; run it again with them
+    filled with another value. Other results mean it reads what the buffers held (``out += ...``,
+    ``torch.fmax(out, x)``), or leaves part of them unwritten: the kernels find them poisoned, and
+    the expected outputs would be whatever the buffers held. Compared on the host (no second copy
+    of the outputs on the device)."""
+    first = {n: t.to("cpu", copy=True) for n, t in first.items()}
+    for t in buffers.values():
+        _fill_large(t)
     second = outputs_of(run_reference(ref, d.inputs), d.outputs, d.inputs, "ref.py: reference()")
     for n, a in first.items():
-        b = second[n]
-        differs = not torch.equal(a.isnan(), b.isnan()) if _is_float(a) else not torch.equal(a, b)
-        if differs:
+        if not _same_result(a, second[n].to("cpu")):
             raise KernelFault(
                 f"ref.py: reference() reads its output '{n}' before writing it, or leaves part of it unwritten "
                 "(its result depends on what the buffer held): outputs are write-only and the kernels find them "
                 "poisoned; write every element, and pass a value it reads as an input of its own"
             )
     scrub(first)
+    scrub(second)
 
 
-def check_seed_used(ref, cfg: dict, device: str, seed: int) -> None:
-    """Fresh inputs need a ``setup`` whose inputs follow its seed: two seeds must not give the
-    same input tensors (when there are any), or every call would see the same values."""
-    a, b = draw(ref, cfg, seed, device), draw(ref, cfg, seed ^ 1, device)
+def check_seed_used(ref, cfg: dict, device: str, seed: int, others: int = 7) -> None:
+    """Fresh inputs need a ``setup`` whose inputs follow its seed: ``others`` more seeds must not
+    all give the same input tensors (when there are any), or every call would see the same values.
+    Several, so that small inputs of few values do not match by chance (two 1-element
+    ``randint(0, 2)`` match one other seed's one time in four, seven others one in 16384); the
+    first that differs ends the check."""
+    a = draw(ref, cfg, seed, device)
     names = list(a.input_tensors())
-    same = [k for k in names if isinstance(b.inputs.get(k), torch.Tensor) and torch.equal(a.inputs[k], b.inputs[k])]
-    if names and same == names:
-        raise KernelFault(
-            f"ref.py: setup() ignores its seed: seeds {seed} and {seed ^ 1} give the same inputs {names}; the "
-            "harness draws fresh inputs for every call (torch.manual_seed(seed) in setup)"
-        )
+    for i in range(1, others + 1):
+        b = draw(ref, cfg, seed ^ i, device)
+        if not names or any(not _same_tensor(a.inputs[k], b.inputs.get(k)) for k in names):
+            return
+    raise KernelFault(
+        f"ref.py: setup() ignores its seed: seed {seed} and {others} others give the same inputs {names}; the "
+        "harness draws fresh inputs for every call (torch.manual_seed(seed) in setup)"
+    )
+
+
+def _same_tensor(t: torch.Tensor, u: Any) -> bool:
+    return isinstance(u, torch.Tensor) and u.shape == t.shape and u.dtype == t.dtype and torch.equal(t, u)
 
 
 # --- where the reference runs ----------------------------------------------------------------

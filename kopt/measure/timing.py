@@ -64,8 +64,9 @@ PROFILED_EVENT_TOL = 0.25
 PROFILED_SLACK_US = 20.0
 PROFILED_HOST_FACTOR = 3.0
 # A call that synchronises inside (see _same_under_profiler) is compared on its raw events, which
-# hold host work too; its profiled host time may grow by half the timed calls' (plus the slack) at
-# most: the honest ones on the H100 moved -12% to +3% (docs/runs/h100-in-place/).
+# hold host work too; its profiled host time past the spin (the spin it waits out inside) may be
+# at most this factor times the timed calls' (plus the slack): the honest ones on the H100 went
+# from 26.6 to 33.2 us, 55.0 to 19.9, 91.7 to 102.8 and 1140 to 1163 (docs/runs/h100-in-place/).
 PROFILED_SYNCED_HOST_FACTOR = 1.5
 
 
@@ -433,8 +434,9 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     more than the tolerance (H100, 2026-11-25: the template's solve at n=2^20 timed 89.62 us of
     events with 276.55 us of host, profiled 94.69 us, 87.71 of them waiting; the host past the
     spin allowed 26.55 us of wait, and this honest kernel was refused). Raw events would hide GPU
-    work moved to the host only when profiled, so its profiled host time is held closer to the
-    timed calls' (PROFILED_SYNCED_HOST_FACTOR, not PROFILED_HOST_FACTOR plus the spin).
+    work moved to the host only when profiled, so its profiled host time past the spin is held
+    close to the timed calls' (PROFILED_SYNCED_HOST_FACTOR, not PROFILED_HOST_FACTOR plus the
+    spin). A kernel can choose this rule (by synchronising), and gains at most that margin.
 
     ``trusted`` (a torch baseline, from the request, never from the kernel): the dispute is kept as
     ``profiler_note`` and the config stands. The check guards against a kernel hiding work from
@@ -450,7 +452,7 @@ def _same_under_profiler(rec: dict, out: dict, trusted: bool = False) -> None:
     timed_wait = max(rec["host_us"] - spin_us, 0.0)
     if 2 * rec.get("idle_calls", 0) > rec.get("n_samples", 0):  # synchronised inside: events end at the return
         low_ok = ev >= rec["median_us"] - tol
-        host_ok = host <= PROFILED_SYNCED_HOST_FACTOR * rec["host_us"] + PROFILED_SLACK_US
+        host_ok = host - spin_us <= PROFILED_SYNCED_HOST_FACTOR * timed_wait + PROFILED_SLACK_US
     else:
         low_ok = ev - wait - rec["median_us"] >= -tol - timed_wait
         host_ok = host <= PROFILED_HOST_FACTOR * rec["host_us"] + spin_us

@@ -149,21 +149,44 @@ def test_an_output_buffer_whose_shape_or_dtype_changes_is_still_refused():
 
 
 @pytest.mark.parametrize(
-    "body, how",
-    [("out.add_(x + y)", "reads"), ("out[: n // 2].copy_((x + y)[: n // 2])", "partial")],
+    "body",
+    [
+        "out.add_(x + y)",  # accumulates
+        "out[: n // 2].copy_((x + y)[: n // 2])",  # writes half
+        "torch.fmax(out, x + y, out=out)",  # reads, and the NaN poison does not carry through
+        "out.copy_(torch.where(out > 0, out, x + y))",
+        "out.add_(x + y)\n    return out",  # reads, and returns the buffer
+    ],
 )
-def test_a_reference_that_reads_or_leaves_its_output_is_refused(body, how):
-    """Outputs are write-only: kernels find them poisoned, so a reference that accumulates into its
-    output, or writes only part of it, would make the expected outputs whatever the buffer held."""
+def test_a_reference_that_reads_or_leaves_its_output_is_refused(body):
+    """Outputs are write-only: kernels find them poisoned, so a reference that reads its output,
+    or writes only part of it, would make the expected outputs whatever the buffer held."""
     ref = _module(TEMPLATE_ON_CPU.replace("out.copy_(x + y)", f"n = kwargs['n']\n    {body}"))
+    assert reference.probe(ref, {"n": 100}, "cpu", 5)  # only rule reference checks (once per config)
     with pytest.raises(KernelFault, match="reference\\(\\) reads its output 'out' before writing it, or leaves part"):
-        reference.probe(ref, {"n": 100}, "cpu", 5)
+        reference.probe(ref, {"n": 100}, "cpu", 5, check_writes=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64", "int64", "bool"])
+def test_a_reference_that_only_writes_its_output_passes_the_write_check(dtype):
+    """Every dtype's poison and second fill; a result with NaN of its own, and one that returns
+    a fresh tensor while setup also lists a buffer, are not mistaken for reads."""
+    ref = _module(
+        "import torch\n"
+        "def setup(seed, n, dtype):\n    torch.manual_seed(seed)\n    x = torch.randn(n)\n"
+        "    return {'inputs': {'x': x, 'out': torch.empty(n, dtype=getattr(torch, dtype))}, 'outputs': ['out']}\n"
+        "def reference(x, out):\n    out.copy_(torch.where(x > 1, float('nan'), x) if out.is_floating_point() else x > 0)\n"
+    )
+    layout, _ = reference.probe(ref, {"n": 64, "dtype": dtype}, "cpu", 5, check_writes=True)
+    assert layout.spec("out").dtype == dtype and not layout.returns
+    fresh = _module(TEMPLATE_ON_CPU.replace("out.copy_(x + y)", "return x + y"))
+    assert reference.probe(fresh, {"n": 100}, "cpu", 5, check_writes=True)[0].returns
 
 
 def test_a_setup_that_ignores_its_seed_is_refused():
     ref = _module(TEMPLATE_ON_CPU.replace("torch.manual_seed(seed)", "torch.manual_seed(42)"))
     reference.probe(ref, {"n": 100}, "cpu", 5)  # deterministic, so the probe alone cannot tell
-    with pytest.raises(KernelFault, match="setup\\(\\) ignores its seed: seeds 5 and 4 give the same inputs"):
+    with pytest.raises(KernelFault, match="setup\\(\\) ignores its seed: seed 5 and 7 others give the same inputs"):
         reference.check_seed_used(ref, {"n": 100}, "cpu", 5)
     scalars_only = _module(
         "import torch\ndef setup(seed, n):\n    return {'inputs': {'n': n, 'out': torch.empty(n)}, 'outputs': ['out']}\n"
@@ -176,7 +199,7 @@ def test_a_setup_that_ignores_its_seed_is_refused():
     "old, new, says",
     [
         ("def setup(seed, M, N,", "def setup(M, N,", "setup() takes no 'seed' parameter by keyword"),
-        ("torch.manual_seed(seed)", "torch.manual_seed(0)", "setup() ignores its seed: seeds"),
+        ("torch.manual_seed(seed)", "torch.manual_seed(0)", "setup() ignores its seed: seed "),
     ],
 )
 def test_rule_reference_refuses_a_setup_that_cannot_be_seeded(tiny, tmp_path, run_params, old, new, says):
