@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from kopt.measure.device import poison
+from kopt.measure.device import bytes_equal, poison
 from kopt.measure.faults import KernelFault
 
 FLOAT64, FLOAT32 = "float64", "float32"
@@ -186,7 +186,7 @@ def same_draws(d: Draw, again: Draw) -> None:
                 f"ref.py: setup() is not deterministic: {what} '{k}' has another shape or dtype in a second call "
                 f"with seed {d.seed}"
             )
-        if k not in d.outputs and not torch.equal(u, t):
+        if k not in d.outputs and not bytes_equal(u, t):
             raise KernelFault(
                 f"ref.py: setup() is not deterministic: input '{k}' differs between two calls with seed {d.seed} "
                 "(seed torch's generator with the given seed)"
@@ -249,18 +249,16 @@ def check_seed_used(ref, cfg: dict, device: str, seed: int, others: int = 7) -> 
     first that differs ends the check."""
     a = draw(ref, cfg, seed, device)
     names = list(a.input_tensors())
+    if not names:
+        return
     for i in range(1, others + 1):
-        b = draw(ref, cfg, seed ^ i, device)
-        if not names or any(not _same_tensor(a.inputs[k], b.inputs.get(k)) for k in names):
+        b = draw(ref, cfg, seed ^ i, device).inputs
+        if any(not isinstance(b.get(k), torch.Tensor) or not bytes_equal(a.inputs[k], b[k]) for k in names):
             return
     raise KernelFault(
         f"ref.py: setup() ignores its seed: seed {seed} and {others} others give the same inputs {names}; the "
         "harness draws fresh inputs for every call (torch.manual_seed(seed) in setup)"
     )
-
-
-def _same_tensor(t: torch.Tensor, u: Any) -> bool:
-    return isinstance(u, torch.Tensor) and u.shape == t.shape and u.dtype == t.dtype and torch.equal(t, u)
 
 
 # --- where the reference runs ----------------------------------------------------------------
