@@ -3,6 +3,7 @@ bench steps, the Snakemake graph on a copy of the project, and a small results t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -62,10 +63,10 @@ def _copy(src: Path, dst: Path, **target) -> Path:
 
 def _counting(monkeypatch, module) -> list[dict]:
     """Replace ``module.event_time_us`` by a wrapper of the real one that records each call."""
-    from kopt.measure import timing  # imports torch: only where a test uses it
+    from kopt.inside import calls as timer  # imports torch: only where a test uses it
 
     calls: list[dict] = []
-    real = timing.event_time_us
+    real = timer.event_time_us
 
     def counted(fn, device, **kw):
         calls.append({"device": device, **kw})
@@ -73,6 +74,19 @@ def _counting(monkeypatch, module) -> list[dict]:
 
     monkeypatch.setattr(module, "event_time_us", counted)
     return calls
+
+
+@contextlib.contextmanager
+def kernel_process(kernel: str | Path, device: str = "cpu", **kw):
+    """A kernel's own process (kopt.inside) started by this test as a judge would, ready to run."""
+    from kopt.measure.boundary import KernelProcess
+
+    proc = KernelProcess(str(kernel), **kw)
+    try:
+        proc.ask({"op": "go", "env": {}, "device": device, "kernel": str(kernel), "ref": "", "builds": {}})
+        yield proc
+    finally:
+        proc.end()
 
 
 # --- the Snakemake graph on a copy of the project (the e2e tests) ---------------------------------

@@ -5,7 +5,7 @@ from pathlib import Path
 
 KOPT = Path(__file__).resolve().parents[1] / "kopt"
 # each package may import only the ones before it (and itself)
-LAYERS = ["workspace", "profilers", "analysis", "loop", "measure", "report", "steps", "cli"]
+LAYERS = ["workspace", "profilers", "analysis", "loop", "measure", "inside", "report", "steps", "cli"]
 TORCH = {"torch", "triton"}
 
 
@@ -41,8 +41,48 @@ def test_imports_only_go_down():
                 and len(parts) > 1
                 and parts[1] in LAYERS
                 and LAYERS.index(parts[1]) > LAYERS.index(pkg)
+                and (str(p.relative_to(KOPT)), mod) not in TRUSTED_USES_OF_INSIDE
             ):
                 wrong.append(f"{p.relative_to(KOPT)} imports {mod}")
+    assert not wrong, wrong
+
+
+# the hardware's ceilings are timed by the kernels' own timer; no kernel runs in that process
+TRUSTED_USES_OF_INSIDE = {("measure/ceilings.py", "kopt.inside.calls")}
+# what the kernel's process imports of the trusted side: the channel, faults, device helpers, the
+# arena's slots (unpickled), ref.py's loader (torch baselines) and the returned-tensors reader
+INSIDE_MAY_IMPORT = {
+    "kopt.measure.wire",
+    "kopt.measure.faults",
+    "kopt.measure.device",
+    "kopt.measure.variants",
+    "kopt.measure.reference",
+    "kopt.profilers",
+    "kopt.profilers.torchtrace",
+    "kopt.workspace.cuda_source",
+    "kopt.workspace.target",
+}
+
+
+def test_the_judge_never_imports_the_kernels_side():
+    """The trust boundary: no trusted module imports kopt.inside (but the ceilings' timer, above)."""
+    wrong = [
+        f"{p.relative_to(KOPT)} imports {m}"
+        for p in KOPT.rglob("*.py")
+        if package_of(p) != "inside"
+        for m in imports(p)
+        if m.startswith("kopt.inside") and (str(p.relative_to(KOPT)), m) not in TRUSTED_USES_OF_INSIDE
+    ]
+    assert not wrong, wrong
+
+
+def test_the_kernels_side_imports_little_of_the_judge():
+    wrong = [
+        f"{p.relative_to(KOPT)} imports {m}"
+        for p in (KOPT / "inside").rglob("*.py")
+        for m in imports(p)
+        if m.startswith("kopt.") and not m.startswith("kopt.inside") and m not in INSIDE_MAY_IMPORT
+    ]
     assert not wrong, wrong
 
 
@@ -50,7 +90,7 @@ def test_only_measure_imports_torch():
     wrong = [
         f"{p.relative_to(KOPT)} imports {m}"
         for p in KOPT.rglob("*.py")
-        if package_of(p) != "measure"
+        if package_of(p) not in ("measure", "inside")
         for m in imports(p)
         if m.split(".")[0] in TORCH
     ]

@@ -1,7 +1,7 @@
 """Measured ceilings (child process, on the GPU): device-to-device copy bandwidth and the vendor
 library's matmul rate per dtype, each the median of repeated runs.
 
-Every run is one ``kopt.measure.timing.event_time_us``, the timer of the kernel's own calls: CUDA
+Every run is one ``kopt.inside.calls.event_time_us``, the timer of the kernel's own calls: CUDA
 events and a device-wide synchronize on a GPU, wall time on the CPU. The ceilings time a library
 operation on buffers much larger than the L2 the way the kernels are timed: the L2 flushed and the
 spin queued before every call (``flushed``). Back to back instead, a matmul runs hotter and
@@ -14,7 +14,7 @@ from statistics import median
 
 import torch
 
-from kopt.measure.timing import Lab, event_time_us
+from kopt.inside.calls import SPIN_CYCLES, Lab, event_time_us  # the one timed iteration (no kernel runs here)
 
 WARMUP = 3  # untimed calls before the timed runs
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -26,7 +26,7 @@ def _timed_seconds(fn, device: str, runs: int, lab: Lab | None) -> list[float]:
     behind an L2 flush and the spin, as a kernel's calls are timed."""
     for _ in range(WARMUP):
         fn()
-    return [event_time_us(fn, device, caches=lab, spin=lab is not None).us * 1e-6 for _ in range(runs)]
+    return [event_time_us(fn, device, lab=lab, spin_cycles=SPIN_CYCLES if lab else 0).us * 1e-6 for _ in range(runs)]
 
 
 def measure_ceilings(device: str, runs: int = 10, *, flushed: bool = True) -> dict:

@@ -1,9 +1,12 @@
-"""Child-process entry: ``python -m kopt.measure.child TASK request.json result.json progress.jsonl``.
+"""The judge: ``python -m kopt.measure.child TASK request.json result.json progress.jsonl``.
 
-Runs the correctness check and then (when every config passed) the benchmark of one version over
-its configs, in one process so torch starts once per version, or another task, and writes
-``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``. It leaves with os._exit so a
-thread that a kernel left behind cannot keep the process alive.
+Trusted: it never imports the kernel's module and never runs its code. For a version it starts
+the kernel's own process (kopt.measure.boundary -> kopt.inside), owns every buffer the kernel
+gets (kopt.measure.arena), orders each call, checks each call's outputs from its own memory,
+computes the statistics, and, once every process of the kernel's is dead, writes
+``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "..."}``. It runs the correctness
+check and then (when every config passed) the benchmark of one version over its configs, or
+another task (ref.py alone, the hardware's ceilings: no kernel there).
 """
 
 from __future__ import annotations
@@ -37,30 +40,43 @@ class Progress:
         self.f.write(json.dumps({"phase": name, "env": env}) + "\n")
 
 
-def _prepare(req: dict, progress: Progress):
-    """Import torch, choose the device, then (and only then) import triton, the reference and kernel."""
+KERNEL_TASKS = ("correctness", "bench", "check_then_time", "profile")
+
+
+def _start_kernel(task: str, req: dict):
+    """The kernel's process, started before the judge's hold so its start-up overlaps the gate."""
+    from kopt.measure.boundary import KernelProcess
+
+    if task not in KERNEL_TASKS:
+        return None
+    wrapper = req.get("wrapper") or None
+    return KernelProcess(
+        req["kernel"], wrapper=wrapper, sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600)
+    )
+
+
+def _prepare(req: dict, progress: Progress, proc):
+    """Choose the device, load ref.py (trusted), then have the kernel's process import the kernel."""
     from kopt.measure import device as harness
+    from kopt.measure import variants
 
     device = harness.select_device(req["device"])
     progress.device(device)
-    if device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
-        from kopt.measure import interpreter
-
-        interpreter.install(req["kernel"])
-    from kopt.measure import correctness, inputs, reference, timing, trial, variants, verify
-
-    variants.BUILT.update(req.get("builds") or {})
-    guard_before = harness.Guard(extra_modules=(harness, correctness, timing, trial, inputs, reference, verify))
     ref = variants.load_reference(req["ref"])
-    if req["kernel"].startswith("torch:"):
-        kernel = variants.torch_baseline(ref, req["kernel"].split(":", 1)[1])
-        # the reference is trusted code; torch.compile keeps a pool of compile worker threads
-        guard_before.allow_threads = True
-    else:
-        kernel = variants.load_variant(req["kernel"])
-    guard_before.check(f"{req['kernel']}: on import")
-    return device, ref, kernel, guard_before
+    env = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "KOPT_GPU_UUID") if k in os.environ}
+    proc.where = f"{req['kernel']}: import"
+    proc.ask(
+        {
+            "op": "go",
+            "env": env,
+            "device": device,
+            "kernel": req["kernel"],
+            "ref": req["ref"],
+            "builds": req.get("builds"),
+        }
+    )
+    proc.where = None
+    return device, ref, proc
 
 
 def _opts(req: dict) -> dict:
@@ -73,19 +89,17 @@ def _opts(req: dict) -> dict:
     }
 
 
-def _per_config(req: dict, progress: Progress, run, prepared=None, env: dict | None = None) -> dict:
-    """Run ``run(ref, kernel, item, device, guard)`` on every config of the chosen device
-    (``prepared``: the (device, ref, kernel, guard) of an earlier phase of this process, ``env``:
-    its machine record: one process, one record, not a second reading of the clocks)."""
+def _per_config(req: dict, progress: Progress, run, prepared, env: dict | None = None) -> dict:
+    """Run ``run(ref, proc, item, device)`` on every config of the chosen device (``prepared``: the
+    (device, ref, kernel process); ``env``: an earlier phase's machine record: one process, one
+    record, not a second reading of the clocks)."""
     from kopt.measure.environment import environment
-    from kopt.measure.variants import select_config
 
-    device, ref, kernel, guard = prepared or _prepare(req, progress)
-    out = {"device": device, "env": env or environment(device), "configs": []}
+    device, ref, proc = prepared
+    out = {"device": device, "env": env or environment(device), "sandbox": proc.sandbox, "configs": []}
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
-        select_config(kernel, item["config"])
-        rec = run(ref, kernel, item, device, guard)
+        rec = run(ref, proc, item, device)
         progress.record(rec)
         out["configs"].append(rec)
     return out
@@ -94,33 +108,29 @@ def _per_config(req: dict, progress: Progress, run, prepared=None, env: dict | N
 def _check(req: dict):
     from kopt.measure.correctness import check_config
 
-    return lambda ref, kernel, it, device, guard: check_config(
-        ref, kernel, it, seeds=req["seeds"], device=device, guard=guard, opts=_opts(req)
-    )
+    return lambda ref, proc, it, device: check_config(ref, proc, it, seeds=req["seeds"], device=device, opts=_opts(req))
 
 
 def _time(req: dict):
     from kopt.measure.timing import bench_config
 
-    return lambda ref, kernel, it, device, guard: bench_config(
-        ref, kernel, it, device=device, opts=_opts(req), guard=guard
-    )
+    return lambda ref, proc, it, device: bench_config(ref, proc, it, device=device, opts=_opts(req))
 
 
-def task_correctness(req: dict, progress: Progress) -> dict:
-    return _per_config(req, progress, _check(req))
+def task_correctness(req: dict, progress: Progress, proc) -> dict:
+    return _per_config(req, progress, _check(req), _prepare(req, progress, proc))
 
 
-def task_bench(req: dict, progress: Progress) -> dict:
-    return _per_config(req, progress, _time(req))
+def task_bench(req: dict, progress: Progress, proc) -> dict:
+    return _per_config(req, progress, _time(req), _prepare(req, progress, proc))
 
 
-def task_check_then_time(req: dict, progress: Progress) -> dict:
+def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     """The correctness gate on every config, then, only when every config passed, the benchmark,
     in this one process: ``{"correctness": <task_correctness's result>, "bench": <task_bench's> or
     None}``. The benchmark checks every timed call's outputs again on fresh inputs, so a kernel
     that is right only while checked still fails."""
-    prepared = _prepare(req, progress)
+    prepared = _prepare(req, progress, proc)
     progress.phase("correctness")
     checked = _per_config(req, progress, _check(req), prepared)
     if not all(r.get("ok") for r in checked["configs"]):
@@ -129,34 +139,38 @@ def task_check_then_time(req: dict, progress: Progress) -> dict:
     return {"correctness": checked, "bench": _per_config(req, progress, _time(req), prepared, checked["env"])}
 
 
-def task_profile(req: dict, progress: Progress) -> dict:
-    """Every class of a version in this one process: its largest config, profiled by torch.profiler
-    or, when ``req["tool"]`` names a profiler wrapping this process, by NVTX-ranged calls."""
-    from kopt.measure.environment import environment
-    from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls, triton_metadata
-    from kopt.measure.variants import select_config
+def task_profile(req: dict, progress: Progress, proc) -> dict:
+    """Every class of a version in one kernel process: its largest config, profiled by torch.profiler
+    or, when ``req["tool"]`` names a profiler wrapping that process, by NVTX-ranged calls."""
+    import shutil
 
-    device, ref, kernel, guard = _prepare(req, progress)
+    from kopt.measure.environment import environment
+    from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls
+
+    device, ref, proc = _prepare(req, progress, proc)
     raw = Path(req["raw_dir"])
     raw.mkdir(parents=True, exist_ok=True)
     items = largest_per_class(ref, req["configs_by_device"][device])
     ranged = bool(req.get("tool")) and device == "cuda"
     out = {"device": device, "env": environment(device), "classes": [], "tool": req.get("tool") if ranged else None}
+    meta = proc.ask({"op": "metadata", "asm_dir": None})
     for item in items:
         progress.phase(f"class {item['class']}")  # the timeline says where a profile's time goes
         progress.start(f"config {item['key']}")
-        select_config(kernel, item["config"])
         if ranged:
-            rec = ranged_calls(ref, kernel, item, device, guard=guard, opts=_opts(req))
+            rec = ranged_calls(ref, proc, item, device, opts=_opts(req))
         else:
+            names = [str(n) for n in meta.get("jit_names") or []]
             rec = profile_class(
-                ref, kernel, item, device, raw, guard=guard, opts=_opts(req), calls=int(req.get("calls", 5))
+                ref, proc, item, device, raw, opts=_opts(req), calls=int(req.get("calls", 5)), jit_names=names
             )
-        guard.check(f"config {item['key']}, profiled calls")
         progress.record({"key": item["key"], "class": item["class"]})
         out["classes"].append(rec)
     progress.phase("metadata")
-    out["triton"] = triton_metadata(kernel, Path(req["asm_dir"]) if device == "cuda" else None)
+    asm = proc.scratch_file("asm") if device == "cuda" else None
+    out["triton"] = proc.ask({"op": "metadata", "asm_dir": str(asm) if asm else None}).get("triton") or []
+    if asm is not None and asm.is_dir():  # the kernel process's own files, copied as its report
+        shutil.copytree(asm, req["asm_dir"], dirs_exist_ok=True)
     return out
 
 
@@ -242,12 +256,15 @@ def main(argv: list[str]) -> None:
     task, req_path, out_path, progress_path = argv
     with open(req_path) as f:
         req = json.load(f)
-    if req.get("held_by"):
-        _hold(go_path(req_path), req["held_by"])
-    progress = Progress(progress_path)
-    code = 0
+    _keep_to_itself()
+    code, proc = 0, None
     try:
-        payload = {"ok": True, "result": TASKS[task](req, progress)}
+        proc = _start_kernel(task, req)
+        if req.get("held_by"):
+            _hold(go_path(req_path), req["held_by"])
+        progress = Progress(progress_path)
+        result = TASKS[task](req, progress, proc) if proc is not None else TASKS[task](req, progress)
+        payload = {"ok": True, "result": result}
     except BaseException as e:  # noqa: BLE001 - everything a kernel does wrong is reported
         if isinstance(e, (KernelFault, HarnessFault)):
             msg = str(e)
@@ -257,11 +274,36 @@ def main(argv: list[str]) -> None:
             msg = f"{type(e).__name__}: {e}{where}"
         payload, code = {"ok": False, "error": msg}, HARNESS_EXIT if isinstance(e, HarnessFault) else 3
         traceback.print_exc()
+    _end_kernel(proc)  # no process of the kernel's is left when the result is written
     with open(out_path, "w") as f:
         json.dump(payload, f)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _keep_to_itself() -> None:
+    """No other process of this user may trace or read this one (PR_SET_DUMPABLE 0; Linux)."""
+    import contextlib
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
+
+
+def _end_kernel(proc) -> None:
+    if proc is None:
+        from kopt.measure import reaper
+
+        reaper.sweep()
+        return
+    import contextlib
+
+    from kopt.measure.wire import send_pickle
+
+    with contextlib.suppress(OSError):
+        send_pickle(proc.sock, {"op": "bye"})
+    proc.end()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""Inputs that never repeat predictably (child side): fresh seeds, a pool of input sets, its order.
+"""Inputs that never repeat predictably (the judge's): fresh seeds, a pool of input sets, its order.
 
 * Seeds: by default every draw takes a fresh seed from the OS's entropy at the moment it is drawn
   (``secrets``), so nothing in the kernel's process tells the next inputs in advance; each seed is
   recorded where it was used. An integer ``seed`` in the config derives the schedule from it
   instead, to repeat a run exactly (predictable: for reproduction, not for judging).
-* Pool: several input sets, each in its own buffers (so addresses differ), as many as fit in the
+* Pool: several input sets, each in its own buffers of the judge's arena (kopt.measure.arena: the
+  kernel's process maps them, the judge reads them back), so addresses differ, as many as fit in the
   memory left after the reference's own need (between ``min_sets`` and ``max_sets``; fewer only
   when memory forces it, and the reason is recorded). The sets are visited in random cycles (each set
   once per cycle, never the same set twice in a row; the timed and the profiled calls are whole
@@ -23,6 +24,7 @@ from typing import Any
 
 import torch
 
+from kopt.measure.arena import Arena, Plan
 from kopt.measure.device import poison
 from kopt.measure.faults import KernelFault
 from kopt.measure.reference import Draw, Layout, draw, human_bytes
@@ -49,14 +51,11 @@ class Seeds:
 class InputSet:
     index: int
     seed: int
-    inputs: dict[str, Any]  # setup()'s inputs in this set's own buffers (outputs it allocates included)
-    buffers: dict[str, torch.Tensor]  # output buffers the harness allocates (the reference returns them)
-
-    def args(self, with_buffers: bool = True) -> dict[str, Any]:
-        return {**self.inputs, **self.buffers} if with_buffers else dict(self.inputs)
+    tensors: dict[str, torch.Tensor]  # this set's buffers in the arena: setup's tensors and the output buffers
+    scalars: dict[str, Any]  # setup()'s other inputs (numbers, dtypes, ...), sent with each call
 
     def outputs(self, layout: Layout) -> dict[str, torch.Tensor]:
-        return {n: (self.buffers[n] if n in self.buffers else self.inputs[n]) for n in layout.names}
+        return {n: self.tensors[n] for n in layout.names}
 
 
 def set_bytes(d: Draw, layout: Layout) -> int:
@@ -87,22 +86,27 @@ def pool_size(one_set: int, free: int, reserve: int, max_sets: int, min_sets: in
 
 
 class Pool:
-    def __init__(self, ref, cfg: dict, layout: Layout, device: str, seeds: Seeds, n_sets: int, why: str):
+    """``n_sets`` input sets in one arena shared with the kernel's process; ``first``: a draw of
+    this config (the probe's), whose tensors give the sets their shapes and strides."""
+
+    def __init__(self, ref, cfg: dict, layout: Layout, device: str, seeds: Seeds, n_sets: int, why: str, first: Draw):
         self.ref, self.cfg, self.layout, self.device, self.seeds, self.why = ref, cfg, layout, device, seeds, why
-        self.sets = [self._new_set(i) for i in range(n_sets)]
+        like = dict(first.tensors())
+        for o in layout.outputs:
+            if not o.in_inputs:
+                like[o.name] = torch.empty(o.shape, dtype=getattr(torch, o.dtype), device="meta")
+        self.plan = Plan()
+        for _ in range(n_sets):
+            self.plan.add(like)
+        self.arena = Arena(self.plan, device)
+        self.order = list(first.inputs)  # setup()'s order: a CUDA solve takes its arguments so
+        self.sets = [InputSet(i, 0, self.arena.tensors(i), {}) for i in range(n_sets)]
+        self.draws = 0
+        for s in self.sets:
+            self.redraw(s)
         self.rng = random.Random(secrets.randbits(64))
         self.last: int | None = None
         self.cycle: list[InputSet] = []
-        self.draws = len(self.sets)
-
-    def _new_set(self, index: int) -> InputSet:
-        d = draw(self.ref, self.cfg, self.seeds.next(), self.device)
-        buffers = {
-            o.name: torch.empty(o.shape, dtype=getattr(torch, o.dtype), device=self.device)
-            for o in self.layout.outputs
-            if not o.in_inputs
-        }
-        return InputSet(index, d.seed, d.inputs, buffers)
 
     def next(self) -> InputSet:
         """The next set of a random cycle through all sets, never the last one again (unless alone).
@@ -121,21 +125,23 @@ class Pool:
         """Start a fresh cycle: the next ``k * len(sets)`` calls visit every set ``k`` times."""
         self.cycle = []
 
-    def redraw(self, s: InputSet) -> None:
-        """Fresh values (a new seed) into the set's own buffers (output buffers keep their memory:
-        ``poison`` fills them before the call)."""
+    def redraw(self, s: InputSet) -> Draw:
+        """Fresh values (a new seed) into the set's arena buffers; the draw itself stays the judge's
+        own (the reference runs on it, and the inputs are compared with it after the call). Output
+        buffers keep their memory: ``poison`` fills them before the call."""
         d = draw(self.ref, self.cfg, self.seeds.next(), self.device)
         for k, v in d.inputs.items():
-            old = s.inputs.get(k)
-            if isinstance(v, torch.Tensor):
-                if not isinstance(old, torch.Tensor) or old.shape != v.shape or old.dtype != v.dtype:
-                    raise KernelFault(f"ref.py: setup() returned '{k}' with another shape or dtype for seed {d.seed}")
-                if k not in d.outputs:
-                    old.copy_(v)
-            else:
-                s.inputs[k] = v
+            if not isinstance(v, torch.Tensor):
+                s.scalars[k] = v
+                continue
+            old = s.tensors.get(k)
+            if old is None or old.shape != v.shape or old.dtype != v.dtype:
+                raise KernelFault(f"ref.py: setup() returned '{k}' with another shape or dtype for seed {d.seed}")
+            if k not in d.outputs:
+                old.copy_(v)
         s.seed = d.seed
         self.draws += 1
+        return d
 
     def poison(self, s: InputSet) -> None:
         for t in s.outputs(self.layout).values():

@@ -42,7 +42,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kopt.measure.child import go_path
+from kopt.measure import reaper
+from kopt.measure.child import KERNEL_TASKS, go_path
 from kopt.measure.faults import HARNESS_EXIT
 from kopt.workspace.records import ChildEnvelope, checked_request
 
@@ -165,6 +166,8 @@ class Child:
     gate's readings and another child's work. ``wait`` follows it to its end. Used as a context
     manager: leaving early (Ctrl-C, SIGTERM, an error) kills its process group, held or not."""
 
+    live: set[int] = set()  # the judges of this job still running (never swept)
+
     def __init__(
         self,
         task: str,
@@ -176,6 +179,9 @@ class Child:
         held: bool = False,
     ):
         self.task, self.held = task, held
+        if wrapper and task in KERNEL_TASKS:  # a profiler wraps the kernel's process, never the judge
+            request, wrapper = {**request, "wrapper": wrapper}, None
+        reaper.become_subreaper()  # a judge killed here leaves its kernel's processes to this one
         self._tmp = tempfile.TemporaryDirectory(prefix="kopt-")
         tmp = Path(self._tmp.name)
         self.req, self.out, self.prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
@@ -185,6 +191,8 @@ class Child:
         self.snakemake = _snakemake_pid()  # before the child starts: a Snakemake killed meanwhile is still seen gone
         self._logf = open(self.log, "ab")  # noqa: SIM115 - open for the child's life, closed by close()
         self.proc = _start(task, [str(self.req), str(self.out), str(self.prog)], self._logf, env, wrapper)
+        self.since = reaper.started(self.proc.pid)
+        Child.live.add(self.proc.pid)
         self.t0 = time.monotonic()
         self.went = None if held else self.t0
         # SIGTERM raises Interrupted while the child lives (main thread only); children close in the
@@ -208,12 +216,16 @@ class Child:
         if self.held:
             state["timeline"]["go"] = round(self.went - self.t0, 2)
         rc, timed_out = _watch(self.proc, self.prog, records, state, (timeout_s, startup_timeout_s), self.snakemake)
+        Child.live.discard(self.proc.pid)
+        # a judge killed here (a hang) leaves its kernel's processes to this one: none outlives it
+        reaper.sweep(keep=frozenset(Child.live), since=self.since)
         return _outcome(self.task, rc, timed_out, timeout_s, self.out, records, state, _tail(self.log))
 
     def close(self) -> None:
         """Kill what is left of the child's group (under a profiler that died, the child itself),
         then drop its files (the log stays)."""
         _kill_group(self.proc)
+        Child.live.discard(self.proc.pid)
         if self._old_term is not None:
             signal.signal(signal.SIGTERM, self._old_term)
         self._logf.close()

@@ -1,42 +1,39 @@
-"""Per-config timing that the kernel under test cannot fool (child side).
+"""Per-config timing, driven by the judge (trusted side); the calls run in the kernel's process.
 
-Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed_call``, and
-every timing on this side (those calls, the timer's empty event pair, the measured ceilings of
-kopt.measure.ceilings) is one ``event_time_us``. A ``timed_call`` is:
+Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed_call``:
 
-* the next input set of the pool, redrawn with a fresh seed, its outputs poisoned (kopt.measure.trial):
-  the kernel never sees the same input values twice, nor the same buffers twice in a row;
-* on a GPU: persisting-L2 state reset (kopt.measure.l2), the L2 flushed (a 256 MB write, as
-  triton.testing.do_bench does), and a spin kernel queued so the host's launch latency stays
-  outside the CUDA events (nvbench's blocking kernel); then the events around the one call and a
-  device-wide synchronize; on the CPU (Triton interpreter), perf_counter around the call;
-* then the outputs of that very call are checked against the reference of its own inputs,
-  computed after the call (a kernel that skips work, finishes later, caches or replays fails).
+* the next input set of the pool, redrawn with a fresh seed into the judge's arena, its outputs
+  poisoned (kopt.measure.trial): the kernel never sees the same input values twice, nor the same
+  buffers twice in a row;
+* one order to the kernel's process, which clears the caches, queues the spin and times the call
+  with CUDA events (kopt.inside.calls), and answers with its times: the kernel process's own
+  report (``clock: in-process``); the judge times the same round trip on its own clock (``wall_us``);
+* then the outputs of that very call are read from the judge's own mapping and checked against
+  the reference of its private draw (a kernel that skips work, finishes later, caches or replays
+  fails).
 
-Also: torch.profiler's GPU time over all streams is compared with the event time (work on a
-stream the events do not see is caught), and patched timing or checking functions and leftover
-threads are detected (kopt.measure.device.Guard). CPU figures say nothing about GPU performance.
+The judge computes every statistic here from the per-call answers. torch.profiler's GPU time over
+all streams (recorded in the kernel's process) is compared with the event time (work on a stream
+the events do not see is caught). CPU figures say nothing about GPU performance.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
-from kopt.measure.device import Guard
+from kopt.measure import wire
+from kopt.measure.boundary import KernelProcess
 from kopt.measure.faults import KernelFault
-from kopt.measure.l2 import PersistingL2
-from kopt.measure.trial import L2_FLUSH_BYTES, Trial
-from kopt.profilers import gpus, torchtrace
+from kopt.measure.trial import Trial
+from kopt.profilers import gpus
 
 _perf_counter = time.perf_counter
-_Event = torch.cuda.Event
 
 # Before each timed call the GPU is kept busy with a spin kernel (torch.cuda._sleep) while the host
 # enqueues the start event and the launch, as nvbench's "blocking kernel" does: otherwise, when the
@@ -76,87 +73,36 @@ class Sample:
     seed: int
     set: int
     host_us: float  # how long the call kept the host before returning (work the spin could hide)
-    idle: bool = False  # the GPU had finished everything when the call returned (see event_time_us)
+    idle: bool = False  # the GPU had finished everything when the call returned (kopt.inside.calls)
+    wall_us: float = 0.0  # the judge's own clock around the order and its answer (a bound the kernel cannot lower)
 
 
 class Lab:
-    """What brackets a call on this device: the L2 flush buffer and the persisting-L2 reset."""
+    """How the judge has this config's calls made: the spin before each (``spin_cycles``), whether
+    the kernel's process flushes the L2 first (``flush``)."""
 
     def __init__(self, device: str, flush_l2: bool):
         self.device = device
         self.spin_cycles = SPIN_CYCLES  # set per config from its warm-up (spin_cycles_for)
-        on = device == "cuda" and flush_l2
-        self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda") if on else None
-        self.l2 = PersistingL2(device)
-
-    def clear_caches(self) -> None:
-        self.l2.reset()
-        if self.flush is not None:
-            self.flush.zero_()
-
-
-def _range(name: str, on: bool):
-    from torch.profiler import record_function
-
-    return record_function(name) if on else contextlib.nullcontext()
-
-
-class Timed(NamedTuple):
-    us: float  # the call on its clock: CUDA events on a GPU, perf_counter on the CPU
-    host_us: float  # how long the call kept the host before returning
-    ret: Any  # what the call returned
-    idle: bool = False  # the GPU was idle when the call returned: the end event waited on the host
-
-
-def event_time_us(
-    fn, device: str, *, caches: Lab | None = None, spin: bool = True, on_enqueued=None, profiled: bool = False
-) -> Timed:
-    """``fn()`` timed once, the one timed iteration of this side: on a GPU, ``caches`` cleared
-    (persisting L2 reset, L2 flushed), the spin kernel queued (``spin``), then CUDA events around
-    the call, ``on_enqueued()`` while the GPU works, and a device-wide synchronize; on the CPU,
-    perf_counter around the call (``caches`` and ``spin`` do nothing there). ``profiled``: the
-    harness's work inside ``kopt::prep``, the call inside ``kopt::call`` (kopt.profilers.torchtrace).
-
-    ``idle``: the stream had run dry when the call returned, although the spin keeps the GPU busy
-    well past a launch. The call then waited for the GPU inside (a CUDA solve() that synchronises)
-    or kept the host longer than the spin: the end event was queued after the GPU finished, so
-    the event time includes host time. Such rows are marked (``host-bound`` in their method); the
-    profiler's GPU time, which decides, is not affected."""
-    cuda = device == "cuda"
-    if cuda:
-        with _range(torchtrace.PREP, profiled):
-            if caches is not None:
-                caches.clear_caches()
-            if spin:
-                torch.cuda._sleep(caches.spin_cycles if caches is not None else SPIN_CYCLES)
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-        start.record()
-    t0 = _perf_counter()
-    with _range(torchtrace.CALL, profiled):
-        ret = fn()
-    t1 = _perf_counter()
-    idle = False
-    if cuda:
-        idle = torch.cuda.current_stream().query()
-        end.record()
-        if on_enqueued is not None:
-            on_enqueued()
-        torch.cuda.synchronize()  # device-wide: every stream's work must be done before the check
-    host_us = (t1 - t0) * 1e6
-    return Timed(start.elapsed_time(end) * 1e3 if cuda else host_us, host_us, ret, idle)
+        self.flush = device == "cuda" and flush_l2
 
 
 def timed_call(
     trial: Trial, lab: Lab, *, where: str, verify: bool = True, profiled: bool = False, on_enqueued=None
 ) -> Sample:
     """One call of the kernel, the way every call is made (see the module's docstring)."""
-    with _range(torchtrace.PREP, profiled):
-        s = trial.prepare()
-    t = event_time_us(lambda: trial.call(s), lab.device, caches=lab, on_enqueued=on_enqueued, profiled=profiled)
+    s, d = trial.prepare()
+    spin = lab.spin_cycles if lab.device == "cuda" else 0
+    t0 = _perf_counter()
+    answer = trial.call(s, where=where, timed=True, spin_cycles=spin, profiled=profiled, while_running=on_enqueued)
+    wall_us = (_perf_counter() - t0) * 1e6
     if verify:
-        with _range(torchtrace.PREP, profiled):
-            trial.check_or_raise(s, t.ret, where)
-    return Sample(t.us, s.seed, s.index, t.host_us, t.idle)
+        trial.check_or_raise(s, d, answer, where)
+    try:
+        us, host_us = wire.number(answer, "us"), wire.number(answer, "host_us")
+    except ValueError as e:
+        raise KernelFault(f"{where}: {e}") from None
+    return Sample(us, s.seed, s.index, host_us, bool(answer.get("idle")), wall_us)
 
 
 def _bus_id() -> str | None:
@@ -244,41 +190,58 @@ def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts
     return samples
 
 
-def profiled_calls(trial: Trial, lab: Lab, calls: int, trace_path: str) -> tuple[dict, list[Sample]]:
-    """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler: the Chrome trace and
-    the calls' samples (seed, event and host time).
+def profiled_calls(
+    trial: Trial, lab: Lab, calls: int, name: str, per_kernel: bool = False
+) -> tuple[dict, list[Sample]]:
+    """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler in the kernel's
+    process: what its trace (file ``name`` in its scratch folder) says per call, and the calls' samples.
 
-    The harness's own work (draws, poisoning, flush, spin, reference, comparison) is launched inside
-    ``kopt::prep`` ranges, which torchtrace leaves out; what remains is the kernel's, on any stream."""
-    from torch.profiler import ProfilerActivity, profile
-
+    The judge's own work (draws, poisoning, reference, comparison) runs in the judge's process,
+    outside the trace; the kernel process's flush and spin lie in ``kopt::prep`` ranges, which
+    torchtrace leaves out; what remains is the kernel's, on any stream."""
     calls = whole_cycles(trial, calls)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        samples = [
-            timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)
-        ]
-    prof.export_chrome_trace(trace_path)
-    return torchtrace.load(trace_path), samples
+    _profiler_up(trial.proc.ask({"op": "trace_begin"}))
+    samples = [
+        timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)
+    ]
+    where = f"config {trial.key}, profiled calls"
+    path = str(trial.proc.scratch_file(name))
+    out = _profiler_up(
+        trial.proc.ask({"op": "trace_end", "path": path, "calls": calls, "per_kernel": per_kernel, "where": where})
+    )
+    try:
+        out["per_call_us"] = wire.numbers(out, "per_call_us")
+        out["busy_us"] = [b if b >= 0 else None for b in wire.numbers(out, "busy_us")]
+    except ValueError as e:
+        raise KernelFault(f"{where}: {e}") from None
+    return out, samples
 
 
-def _nothing() -> None:
-    return None
+class ProfilerUnavailable(RuntimeError):
+    """torch.profiler failed in the kernel's process: the cross-check is recorded as missing."""
 
 
-def _null_event_us(n: int = 30) -> float:
-    """The fastest of ``n`` empty event pairs queued behind the same spin: the timer's own floor.
-    The fastest, not the median: a pair only grows when the host is late to queue its end event,
-    and on the H100 one such spell made the median 200.06 us (1.2 us in every other version),
-    which refused an honest kernel as hiding work (docs/runs/h100-decode-attention, v1)."""
-    return float(min(event_time_us(_nothing, "cuda").us for _ in range(n)))
+def _profiler_up(answer: dict) -> dict:
+    if "unavailable" in answer:
+        raise ProfilerUnavailable(str(answer["unavailable"])[:300])
+    return answer
 
 
-def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Guard) -> dict:
+def _null_event_us(proc: KernelProcess) -> float:
+    """The fastest of 30 empty event pairs queued behind the spin, in the kernel's process: the
+    timer's own floor (kopt.inside.calls.null_event_us; the fastest, not the median: on the H100 one
+    late spell made the median 200.06 us, 1.2 us in every other version, docs/runs/h100-decode-attention)."""
+    try:
+        return wire.number(proc.ask({"op": "null"}), "us")
+    except ValueError as e:
+        raise KernelFault(f"the timer's floor: {e}") from None
+
+
+def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dict) -> dict:
     """One config's benchmark record: warm-up, the timed samples, on a GPU the clock and the
     profiler's cross-check, and the rates of the median."""
     pool_sets = int(opts.get("pool_sets", 8))
-    trial = Trial(ref, kernel, item, device=device, guard=guard, opts=opts, phase="bench", max_sets=pool_sets)
+    trial = Trial(ref, proc, item, device=device, opts=opts, phase="bench", max_sets=pool_sets)
     lab = Lab(device, bool(opts.get("flush_l2", True)))
     clocks: list[int] = []
     cap = _sample_count(trial, lab, opts, item["key"])
@@ -289,7 +252,7 @@ def bench_config(ref, kernel, item: dict, *, device: str, opts: dict, guard: Gua
         "class": item["class"],
         **_samples_record(samples, lab),
         "inputs": trial.record(),
-        "l2_persisting_reset": lab.l2.record(),
+        "l2_persisting_reset": trial.l2,  # as the kernel's process reported it
     }
     if device == "cuda":
         rec.update(_clock_record(clocks))
@@ -304,7 +267,7 @@ def _method(lab: Lab, samples: list[Sample]) -> str:
     if lab.device != "cuda":
         return "cpu-interpreter"
     bound = host_bound(samples, lab.spin_cycles / CYCLES_PER_US)
-    return "cuda-events" + ("+l2-flush" if lab.flush is not None else "") + ("+host-bound" if bound else "")
+    return "cuda-events" + ("+l2-flush" if lab.flush else "") + ("+host-bound" if bound else "")
 
 
 def host_bound(samples: list[Sample], spin_us: float) -> bool:
@@ -327,7 +290,14 @@ def _samples_record(samples: list[Sample], lab: Lab) -> dict:
         "method": _method(lab, samples),
         "spin_us": lab.spin_cycles / CYCLES_PER_US if lab.device == "cuda" else None,
         "samples": [
-            {"us": round(s.us, 4), "seed": s.seed, "set": s.set, "host_us": round(s.host_us, 2)} for s in samples
+            {
+                "us": round(s.us, 4),
+                "seed": s.seed,
+                "set": s.set,
+                "host_us": round(s.host_us, 2),
+                "wall_us": round(s.wall_us, 2),
+            }
+            for s in samples
         ],
     }
 
@@ -356,7 +326,7 @@ def _waits(samples: list[Sample], busy: list[float | None]) -> list[float]:
     return [min(max(s.us - b, 0.0), s.host_us) if b is not None else 0.0 for s, b in zip(samples, busy, strict=True)]
 
 
-def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> Profiled:
+def _profiled_sessions(trial: Trial, lab: Lab, opts: dict) -> Profiled:
     """Profiled calls in sessions of whole pool cycles: ``min_profile_calls`` first, then more while
     the median GPU time per call is not within ``target_ci_pct`` % and ``profile_calls`` allow (on a
     target of 0: ``profile_calls`` at once)."""
@@ -366,12 +336,12 @@ def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> P
     got = Profiled([], [], [])
     while not got.samples or (len(got.samples) < cap and median_ci_pct(got.per_call_us) > target):
         n = first if not got.samples else min(max(1, len(got.samples) // 2), cap - len(got.samples))
-        trace, samples = profiled_calls(trial, lab, n, trace_path)
+        trace, samples = profiled_calls(trial, lab, n, "bench_trace.json")
         got.samples.extend(samples)
-        if not torchtrace.gpu_events(trace):  # nothing to pin down: another session would see no more
+        if not trace.get("gpu_events"):  # nothing to pin down: another session would see no more
             break
-        got.per_call_us.extend(torchtrace.per_call_us(trace, len(samples)))
-        got.waits_us.extend(_waits(samples, torchtrace.call_busy_us(trace)))
+        got.per_call_us.extend(trace["per_call_us"])
+        got.waits_us.extend(_waits(samples, trace["busy_us"]))
         if target <= 0:
             break
     return got
@@ -379,12 +349,9 @@ def _profiled_sessions(trial: Trial, lab: Lab, opts: dict, trace_path: str) -> P
 
 def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
     """The profiler's GPU time per call (the median over the profiled calls), and the hidden-stream check."""
-    import tempfile
-
-    out = {"event_null_us": _null_event_us(), "profiled_seeds": []}
+    out = {"event_null_us": _null_event_us(trial.proc), "profiled_seeds": []}
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            got = _profiled_sessions(trial, lab, opts, f"{tmp}/trace.json")
+        got = _profiled_sessions(trial, lab, opts)
         per_call, prof_samples = got.per_call_us, got.samples
         out["profiled_seeds"] = [x.seed for x in prof_samples]
         out["profiled_event_us"] = float(np.median([x.us for x in prof_samples]))

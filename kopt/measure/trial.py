@@ -1,97 +1,102 @@
-"""One config's checked calls of the kernel under test (child side).
+"""One config's checked calls of the kernel under test, as the judge makes them (trusted side).
 
 The correctness gate, the timer and the profiler all call the kernel through a ``Trial``, so
 every call, timed or not, follows the same protocol:
 
-1. ``prepare``: the next input set of the pool, redrawn with a fresh seed, outputs poisoned;
-2. ``call``: the kernel on that set (nothing else happens here: the caller brackets it);
-3. ``check``: after the call, the inputs are regenerated from the set's seed and compared bit for
-   bit with what the kernel was given (mutation), the reference runs on them (float64 where it
-   fits), each output is compared with its own tolerance, and the expected outputs are zeroed.
+1. ``prepare``: the next input set of the pool, redrawn with a fresh seed into the judge's arena,
+   outputs poisoned; the draw itself stays in the judge's private memory;
+2. ``call``: one order to the kernel's process (kopt.measure.boundary): run the kernel on that
+   set's buffers; its answer is its own report of its time;
+3. ``check``: at once, the judge copies the outputs out of its own mapping of the arena (what the
+   kernel left there when it answered is what is checked), compares the arena's inputs bit for bit
+   with the private draw (mutation), runs the reference on the private draw (float64 where it
+   fits), and compares each output with its own tolerance.
 
-Before the first call, ``probe`` learns the outputs' layout and ``place`` where the reference fits;
-their draws are never shown to the kernel.
+The kernel's process never sees the expected outputs, the tolerances or the verdict.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
-from kopt.measure import interpreter, reference
-from kopt.measure.device import Guard, bytes_equal
+from kopt.measure import reference
+from kopt.measure.boundary import KernelProcess
+from kopt.measure.device import bytes_equal, sync
 from kopt.measure.faults import KernelFault
 from kopt.measure.inputs import InputSet, Pool, Seeds, pool_size, set_bytes
-from kopt.measure.reference import available_bytes
+from kopt.measure.reference import Draw, available_bytes
 from kopt.measure.verify import CHUNK, compare, tolerance_for
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
 class Trial:
-    def __init__(
-        self, ref, kernel, item: dict, *, device: str, guard: Guard, opts: dict, phase: str, max_sets: int = 1
-    ):
-        self.ref, self.kernel, self.cfg, self.device, self.guard = ref, kernel, item["config"], device, guard
+    def __init__(self, ref, proc: KernelProcess, item: dict, *, device: str, opts: dict, phase: str, max_sets: int = 1):
+        self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
         self.key = item["key"]
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
         self.layout, probe_draw = reference.probe(ref, self.cfg, device, self.seeds.next())
         limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
         self.placement = reference.place(ref, probe_draw, self.layout, device, limit)
         one = set_bytes(probe_draw, self.layout)
-        del probe_draw
         n, why = self._pool_size(one, max_sets, int(opts.get("min_pool_sets", 4)) if max_sets > 1 else 1)
-        self.pool = Pool(ref, self.cfg, self.layout, device, self.seeds, n, why)
+        self.pool = Pool(ref, self.cfg, self.layout, device, self.seeds, n, why, probe_draw)
+        del probe_draw
         self.tol = {
             o.name: tolerance_for(o, item.get("tolerances") or {}, item["tol"], self.placement.widened)
             for o in self.layout.outputs
         }
         # a torch baseline is the reference itself: called with setup()'s inputs only
-        self.with_buffers = not opts.get("torch_baseline", False)
+        with_buffers = not opts.get("torch_baseline", False)
+        proc.where = f"config {self.key}"
+        self.l2 = proc.ask(
+            {
+                "op": "config",
+                "config": self.cfg,
+                "handle": self.pool.arena.handle(),
+                "slots": self.pool.plan.sets,
+                "order": self.pool.order,
+                "outputs": self.layout.names,
+                "with_buffers": with_buffers,
+                "flush_l2": bool(opts.get("flush_l2", True)),
+            },
+            fds=self.pool.arena.fds(),
+        ).get("l2")
 
     def _pool_size(self, one: int, max_sets: int, min_sets: int) -> tuple[int, str]:
         if self.device == "cuda":
             torch.cuda.empty_cache()
         ref_peak = self.placement.peak_bytes if self.placement.device == self.device else 0
-        reserve = (ref_peak or 0) + one + 6 * CHUNK * 8 + L2_FLUSH_BYTES  # regeneration, comparison, flush
+        # the private draw and the outputs' copy, the reference, the comparison, the kernel's L2 flush
+        reserve = (ref_peak or 0) + 2 * one + 6 * CHUNK * 8 + L2_FLUSH_BYTES
         free = available_bytes(self.device)
         return pool_size(one, int(free * 0.9), reserve, max_sets, min_sets)
 
-    def prepare(self) -> InputSet:
+    def prepare(self) -> tuple[InputSet, Draw]:
         s = self.pool.next()
-        self.pool.redraw(s)
+        d = self.pool.redraw(s)
         self.pool.poison(s)
-        return s
+        sync(self.device)  # the arena is ready before the kernel's process is told to run
+        return s, d
 
-    def call(self, s: InputSet) -> Any:
-        try:
-            return self.kernel(**s.args(self.with_buffers))
-        except KernelFault:
-            raise
-        except Exception as e:
-            hint = interpreter.explain(e, self.kernel) if self.device == "cpu" else None
-            raise KernelFault(hint or f"run_kernel raised {type(e).__name__}: {e}") from e
+    def call(self, s: InputSet, *, where: str, timed: bool, **how) -> dict:
+        """One call of the kernel on set ``s``, ordered to its process; its answer (its own times)."""
+        order = {"op": "call", "set": s.index, "scalars": s.scalars, "timed": timed, "where": where}
+        order.update({k: v for k, v in how.items() if k != "while_running"})
+        return self.proc.ask(order, while_running=how.get("while_running"))
 
-    def check(self, s: InputSet, ret: Any, detail: bool = False) -> dict:
-        """The outputs of the call on ``s`` (``ret``: what the kernel returned) against the reference."""
+    def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False) -> dict:
+        """The outputs the kernel left in the arena for draw ``d``, against the reference of ``d``."""
+        got = {n: t.clone() for n, t in s.outputs(self.layout).items()}  # first: what was there when it answered
         rec = {"seed": s.seed, "set": s.index, "ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
-        try:  # what it returned, when tensors; else the buffers it was given
-            got = (
-                s.outputs(self.layout)
-                if reference.returned_tensors(ret) is None
-                else reference.outputs_of(ret, self.layout.names, {}, "run_kernel")
-            )
-        except KernelFault as e:
-            rec["reason"] = str(e)
-            return rec
-        regen = reference.draw(self.ref, self.cfg, s.seed, self.device)
-        mutated = [k for k in self.layout.inputs if not bytes_equal(s.inputs[k], regen.inputs[k])]
-        if mutated:
+        mutated = [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
+        if answer.get("returned_bad"):
+            rec["reason"] = str(answer["returned_bad"])[:500]
+        elif mutated:
             rec["reason"] = f"the kernel modified its input(s) {mutated}"
+        if rec["reason"]:
             return rec
-        exp = reference.expected(self.ref, regen.inputs, self.layout, self.placement)
-        del regen
+        exp = reference.expected(self.ref, d.inputs, self.layout, self.placement)
         try:
             worst = None
             for name in self.layout.names:
@@ -112,9 +117,8 @@ class Trial:
             rec["reason"] = f"output '{worst['output']}': {worst['reason']}"
         return rec
 
-    def check_or_raise(self, s: InputSet, ret: Any, where: str) -> None:
-        self.guard.check(where)
-        rec = self.check(s, ret)
+    def check_or_raise(self, s: InputSet, d: Draw, answer: dict, where: str) -> None:
+        rec = self.check(s, d, answer)
         if not rec["ok"]:
             raise KernelFault(
                 f"{where}: the outputs are wrong or unwritten ({rec['reason']}; they were poisoned and the inputs "

@@ -67,6 +67,9 @@ class ChildRequest(Closed):
     runs: int | None = None  # hardware
     builds: dict[str, str] = {}  # a CUDA/HIP kernel file -> the shared library its build made
     held_by: int | None = None  # the job's pid: wait for its go (kopt.measure.runner.Child) before touching a device
+    wrapper: list[str] | None = None  # a profiler that wraps the kernel's process (not the judge)
+    sandbox: bool = True  # Landlock around the kernel's process (kopt.inside.sandbox)
+    call_timeout_s: float | None = None  # the judge's limit on one answer of the kernel's process
 
 
 class HardwareRequest(Closed):
@@ -140,6 +143,7 @@ class SampleRow(Closed):
     host_us: float | None = None
     seed: int | None = None
     set: int | None = None
+    wall_us: float | None = None  # the judge's clock around the call's order and answer (trusted)
 
 
 class ConfigCheck(Open):

@@ -4,7 +4,7 @@ parameter, caught before solve runs (on the CPU: the library loads, nothing is l
 import pytest
 import torch
 
-from kopt.measure.cuda import CudaSolve, load
+from kopt.inside.cuda import CudaSolve, load
 from kopt.measure.faults import KernelFault
 from tests.helpers import ROOT
 

@@ -46,16 +46,17 @@ def test_pool_size(one, free, reserve, n, says):
 def test_pool_visits_sets_in_random_order_with_fresh_values():
     ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
     cfg = {"M": 4, "N": 8, "dtype": "float32"}
-    layout, _ = reference.probe(ref, cfg, "cpu", 1)
-    pool = Pool(ref, cfg, layout, "cpu", Seeds(None, "k", "test"), 4, "test")
-    ptrs = {s.index: s.inputs["x"].data_ptr() for s in pool.sets}
+    layout, first = reference.probe(ref, cfg, "cpu", 1)
+    pool = Pool(ref, cfg, layout, "cpu", Seeds(None, "k", "test"), 4, "test", first)
+    ptrs = {s.index: s.tensors["x"].data_ptr() for s in pool.sets}
     assert len(set(ptrs.values())) == 4  # each set in its own buffers
     order, seen = [], set()
     for _ in range(200):
         s = pool.next()
-        before = s.inputs["x"].clone()
-        pool.redraw(s)
-        assert s.inputs["x"].data_ptr() == ptrs[s.index] and not torch.equal(before, s.inputs["x"])
+        before = s.tensors["x"].clone()
+        d = pool.redraw(s)
+        assert s.tensors["x"].data_ptr() == ptrs[s.index] and not torch.equal(before, s.tensors["x"])
+        assert torch.equal(d.inputs["x"], s.tensors["x"]) and d.inputs["x"].data_ptr() != ptrs[s.index]
         assert s.seed not in seen
         seen.add(s.seed)
         order.append(s.index)

@@ -4,18 +4,12 @@ through it; the median's interval and when sampling stops. On the CPU, where it 
 import time
 
 import pytest
-import torch
 
+from kopt.inside import calls
 from kopt.measure import timing
-from kopt.measure.device import Guard
 from kopt.measure.faults import KernelFault
 from kopt.measure.variants import load_reference
-from tests.helpers import ROOT, _counting
-
-
-class _NoCaches:
-    def clear_caches(self):
-        raise AssertionError("no cache to clear on the CPU")
+from tests.helpers import ROOT, kernel_process
 
 
 def test_event_time_us_on_the_cpu_is_the_calls_wall_time_in_us():
@@ -23,26 +17,22 @@ def test_event_time_us_on_the_cpu_is_the_calls_wall_time_in_us():
         time.sleep(0.002)
         return "ret"
 
-    t = timing.event_time_us(call, "cpu", caches=_NoCaches(), spin=True)
+    t = calls.event_time_us(call, "cpu", lab=None, spin_cycles=calls.SPIN_CYCLES)
     assert t.ret == "ret"
     assert t.us == t.host_us
     assert 2000 <= t.us < 2e6  # µs, not seconds or ms
 
 
-def _softmax(x, y):
-    y.copy_(torch.softmax(x, dim=-1))
-
-
-def test_benchmark_calls_are_timed_through_event_time_us(monkeypatch):
-    calls = _counting(monkeypatch, timing)
+def test_a_benchmark_runs_in_the_kernel_s_process_and_the_judge_keeps_its_own_clock():
+    """bench_config orders every call from the kernel's process (kopt.inside) and times the round
+    trip on its own clock: no sample's wall time is below the time the kernel's process reported."""
     ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
     item = {"key": "M=4,N=64", "config": {"M": 4, "N": 64}, "class": "N=64", "tol": {"atol": 1e-6, "rtol": 1e-5}}
     opts = {"cpu_warmup": 2, "cpu_samples": 3, "seed": 1}
-    rec = timing.bench_config(ref, _softmax, item, device="cpu", opts=opts, guard=Guard())
-    assert len(calls) == 2 + 3  # the warm-up calls and the samples
-    assert all(c["device"] == "cpu" and isinstance(c["caches"], timing.Lab) for c in calls)
+    with kernel_process(ROOT / "examples" / "softmax" / "kernels" / "v0.py") as proc:
+        rec = timing.bench_config(ref, proc, item, device="cpu", opts=opts)
     assert rec["method"] == "cpu-interpreter" and rec["n_samples"] == 3 and len(rec["samples"]) == 3
-    assert rec["median_us"] > 0 and all(s["us"] > 0 for s in rec["samples"])
+    assert rec["median_us"] > 0 and all(0 < s["us"] <= s["wall_us"] for s in rec["samples"])
     assert rec["p20_us"] <= rec["median_us"] <= rec["p80_us"]
 
 
@@ -95,17 +85,17 @@ def _fake_profiled_sessions(monkeypatch, spread: float, opts: dict) -> tuple[int
 
     r, sessions = random.Random(2), []
 
-    def profiled_calls(trial, lab, n, path):
+    def profiled_calls(trial, lab, n, name):
         sessions.append(n)
-        return {"calls": n}, [timing.Sample(100.0, i, 0, 1.0) for i in range(n)]
+        trace = {
+            "gpu_events": 1,
+            "per_call_us": [100 * (1 + r.gauss(0, spread)) for _ in range(n)],
+            "busy_us": [100.0] * n,
+        }
+        return trace, [timing.Sample(100.0, i, 0, 1.0) for i in range(n)]
 
     monkeypatch.setattr(timing, "profiled_calls", profiled_calls)
-    monkeypatch.setattr(timing.torchtrace, "gpu_events", lambda trace: [1])
-    monkeypatch.setattr(
-        timing.torchtrace, "per_call_us", lambda trace, n: [100 * (1 + r.gauss(0, spread)) for _ in range(n)]
-    )
-    monkeypatch.setattr(timing.torchtrace, "call_busy_us", lambda trace: [100.0] * sessions[-1])
-    got = timing._profiled_sessions(None, None, opts, "trace.json")
+    got = timing._profiled_sessions(None, None, opts)
     assert len(got.per_call_us) == len(got.samples) == len(got.waits_us) == sum(sessions)
     return len(got.samples), len(sessions)
 
@@ -216,8 +206,8 @@ def test_the_timer_floor_is_the_fastest_empty_event_pair(monkeypatch):
     """One spell of a late host made the median empty pair 200.06 us on the H100 and an honest
     kernel looked as if it hid work; the fastest pair is the floor."""
     times = iter([200.06] * 20 + [1.2] * 10)
-    monkeypatch.setattr(timing, "event_time_us", lambda fn, device: timing.Timed(next(times), 0.0, None))
-    assert timing._null_event_us(30) == 1.2
+    monkeypatch.setattr(calls, "event_time_us", lambda fn, device, **kw: calls.Timed(next(times), 0.0, None))
+    assert calls.null_event_us(30) == 1.2
 
 
 def test_a_call_that_changes_under_the_profiler_is_refused():

@@ -1,4 +1,4 @@
-"""What the Triton CPU interpreter cannot run, said in one line (child side, CPU only).
+"""What the Triton CPU interpreter cannot run, said in one line (in the kernel's process, CPU only).
 
 * ``@triton.autotune`` benchmarks its configs through a GPU driver: on the interpreter it fails
   with "0 active drivers".

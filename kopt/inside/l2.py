@@ -1,4 +1,4 @@
-"""Undo persisting-L2 state before each timed call (child side, CUDA only).
+"""Undo persisting-L2 state before each timed call (in the kernel's process, CUDA only).
 
 A kernel can reserve a persisting L2 carve-out (``cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize,
 n)``) and mark its data persisting with an access-policy window; the flush's streaming writes cannot

@@ -1,0 +1,5 @@
+import sys
+
+from kopt.inside.serve import main
+
+main(int(sys.argv[1]))

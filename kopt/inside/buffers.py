@@ -1,0 +1,28 @@
+"""The judge's arena as seen from the kernel's process: the same memory, mapped by handle, and
+views at the offsets the judge chose (kopt.measure.arena). The kernel writes its outputs there; the
+judge reads them from its own mapping."""
+
+from __future__ import annotations
+
+import mmap
+
+import torch
+
+
+def open_arena(handle: dict, fds: list[int]) -> torch.Tensor:
+    """The arena as a flat uint8 tensor: by CUDA IPC on a GPU, by the shared-memory descriptor on the CPU."""
+    if handle["kind"] == "cuda-ipc":
+        from torch.multiprocessing import reductions
+
+        return getattr(reductions, handle["rebuild"])(*handle["args"])
+    m = mmap.mmap(fds[0], handle["size"])
+    return torch.frombuffer(m, dtype=torch.uint8, count=handle["size"])
+
+
+def views(base: torch.Tensor, slots: dict) -> dict[str, torch.Tensor]:
+    """Set tensors from their slots (offset, shape, stride, dtype)."""
+    out = {}
+    for name, s in slots.items():
+        dt = getattr(torch, s.dtype)
+        out[name] = base[s.offset : s.offset + s.span_bytes()].view(dt).as_strided(s.shape, s.stride)
+    return out

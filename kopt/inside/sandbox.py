@@ -1,0 +1,96 @@
+"""Landlock around the kernel's process (Linux 5.13+), applied before the kernel is imported.
+
+Once applied it cannot be undone, and every process the kernel starts inherits it:
+* no file may be written, made, removed or renamed outside the scratch folder the judge gave, the
+  compilers' caches, /dev and /proc: the results, the workspace, ref.py and the kernels stay as
+  they are, whatever the kernel runs;
+* no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
+  or written;
+* from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless
+  a profiler wraps this process (its front end is outside).
+
+Where the kernel has no Landlock (older kernels, another OS, a container that blocks it), the
+reason is reported and the judge records it: the verdict still rests on the judge's own memory,
+and the judge kills every process of the kernel's before it writes (kopt.measure.reaper).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import struct
+from pathlib import Path
+
+CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same on every architecture
+PR_SET_NO_NEW_PRIVS = 38
+RULE_PATH_BENEATH = 1
+WRITE_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+MAKE = sum(1 << b for b in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
+REFER, TRUNCATE = 1 << 13, 1 << 14
+SCOPE_SIGNAL = 1 << 1
+_L = ctypes.c_long  # syscall() is variadic: pass every number as a long
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def abi() -> int:
+    """Landlock's ABI version here, 0 when there is none."""
+    try:
+        v = _libc().syscall(_L(CREATE_RULESET), None, _L(0), _L(1))  # LANDLOCK_CREATE_RULESET_VERSION
+    except (OSError, AttributeError):
+        return 0
+    return max(int(v), 0)
+
+
+def writable() -> list[str]:
+    """Where a kernel may write besides its scratch folder: devices, /proc, the compilers' caches."""
+    home = Path.home()
+    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or f"/tmp/torchinductor_{os.environ.get('USER', 'root')}"
+    caches = [home / ".triton", home / ".cache", home / ".nv", Path(inductor), os.environ.get("TRITON_CACHE_DIR")]
+    extra = [x for x in os.environ.get("KOPT_KERNEL_WRITABLE", "").split(os.pathsep) if x]  # the user's choice
+    return ["/dev", "/proc", *(str(c) for c in caches if c), *extra]
+
+
+def apply(scratch: str, scope_signals: bool = True) -> str:
+    """Restrict this process and its future children; a line saying what holds (or why nothing does)."""
+    version = abi()
+    if version < 1:
+        return "none: this kernel has no Landlock (Linux 5.13+ with landlock enabled)"
+    handled = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE
+    handled |= REFER if version >= 2 else 0
+    handled |= TRUNCATE if version >= 3 else 0
+    scoped = SCOPE_SIGNAL if version >= 6 and scope_signals else 0
+    attr = struct.pack("QQQ", handled, 0, scoped) if version >= 6 else struct.pack("QQ", handled, 0)
+    if version < 4:
+        attr = attr[:8]
+    libc = _libc()
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    fd = libc.syscall(_L(CREATE_RULESET), buf, _L(len(attr)), _L(0))
+    if fd < 0:
+        return f"none: landlock_create_ruleset failed (errno {ctypes.get_errno()})"
+    try:
+        for path in [scratch, *writable()]:
+            _allow(libc, fd, path, handled)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_L(RESTRICT_SELF), _L(fd), _L(0)) != 0:
+            return f"none: landlock_restrict_self failed (errno {ctypes.get_errno()})"
+    finally:
+        os.close(fd)
+    signals = "; signals to processes outside it refused" if scoped else ""
+    return f"landlock ABI {version}: writes only under the scratch folder, caches, /dev and /proc{signals}"
+
+
+def _allow(libc, ruleset: int, path: str, access: int) -> None:
+    with contextlib.suppress(OSError):
+        os.makedirs(path, exist_ok=True)  # a cache that does not exist yet
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
+        libc.syscall(_L(ADD_RULE), _L(ruleset), _L(RULE_PATH_BENEATH), rule, _L(0))
+    finally:
+        os.close(fd)

@@ -1,0 +1,258 @@
+"""The kernel's process: ``python -m kopt.inside FD``, started by the judge (kopt.measure.boundary).
+
+It runs the kernel's calls the judge orders, on the judge's buffers, and answers with what it saw
+(its own times). It holds no expected output, no tolerance and no verdict, and writes no result:
+a kernel that patches anything here changes only what this process says about itself.
+
+Order of a life: ``start`` (the sandbox, before anything of the kernel's is imported), ``go``
+(the GPU binding; the kernel is imported), then ``config`` (the arena's views for a config),
+``call`` (one call on input set j), ``null``, ``trace_begin``/``trace_end``, ``metadata``, until
+``bye`` or the judge's end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import sys
+import time
+import traceback
+
+from kopt.measure.faults import HarnessFault, KernelFault
+from kopt.measure.wire import recv_pickle, send_json
+
+
+class Session:
+    def __init__(self, sock: socket.socket):
+        self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
+        self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
+
+    def reply(self, **msg) -> None:
+        send_json(self.sock, msg)
+
+    def start(self, msg: dict) -> None:
+        from kopt.inside import sandbox
+
+        os.makedirs(msg["scratch"], exist_ok=True)
+        os.environ["TMPDIR"] = msg["scratch"]
+        line = sandbox.apply(msg["scratch"], msg.get("scope_signals", True)) if msg.get("sandbox") else "none: off"
+        self.reply(sandbox=line)
+        import torch  # noqa: F401 - paid while the judge waits for the GPU gate
+
+    def go(self, msg: dict) -> None:
+        os.environ.update(msg["env"])
+        import kopt.measure.device as harness
+        from kopt.inside import kernels
+        from kopt.inside.guard import Guard
+
+        self.device = harness.select_device(msg["device"])
+        if self.device == "cpu":
+            os.environ["TRITON_INTERPRET"] = "1"
+            from kopt.inside import interpreter
+
+            interpreter.install(msg["kernel"])
+        kernels.BUILT.update(msg.get("builds") or {})
+        self.guard = Guard(extra_modules=_own_modules())
+        if msg["kernel"].startswith("torch:"):
+            from kopt.measure.variants import load_reference
+
+            self.kernel = kernels.torch_baseline(load_reference(msg["ref"]), msg["kernel"].split(":", 1)[1])
+            self.guard.allow_threads = True  # torch.compile keeps compile worker threads
+        else:
+            self.kernel = kernels.load_variant(msg["kernel"])
+        self.guard.check(f"{msg['kernel']}: on import")
+        self.reply(device=self.device)
+
+    def config(self, msg: dict, fds: list[int]) -> None:
+        from kopt.inside.buffers import open_arena, views
+        from kopt.inside.calls import Lab
+        from kopt.inside.kernels import select_config
+
+        self.sets = []  # the last config's views go first
+        base = open_arena(msg["handle"], fds)
+        self.sets = [views(base, slots) for slots in msg["slots"]]
+        self.order, self.outputs, self.with_buffers = msg["order"], msg["outputs"], msg["with_buffers"]
+        select_config(self.kernel, msg["config"])
+        if self.lab is None or (self.lab.flush is not None) != (msg["flush_l2"] and self.device == "cuda"):
+            self.lab = Lab(self.device, msg["flush_l2"])
+        self.reply(l2=self.lab.l2.record())
+
+    def call(self, msg: dict) -> None:
+        from kopt.inside.calls import event_time_us, plain_call
+
+        tensors = self.sets[msg["set"]]
+        args = {n: tensors[n] if n in tensors else msg["scalars"][n] for n in self.order}
+        if self.with_buffers:
+            args.update({n: tensors[n] for n in self.outputs if n not in args})
+        try:
+            with _nvtx(msg.get("nvtx")):
+                if msg["timed"]:
+                    t = event_time_us(
+                        lambda: self.kernel(**args),
+                        self.device,
+                        lab=self.lab,
+                        spin_cycles=msg.get("spin_cycles", 0),
+                        profiled=msg.get("profiled", False),
+                    )
+                else:
+                    t = plain_call(lambda: self.kernel(**args), self.device)
+        except KernelFault:
+            raise
+        except Exception as e:
+            raise KernelFault(self._explain(e)) from e
+        bad = self._keep_returned(t.ret, tensors)
+        self.guard.check(msg["where"])
+        self.reply(us=t.us, host_us=t.host_us, idle=t.idle, returned_bad=bad)
+
+    def _explain(self, e: Exception) -> str:
+        if self.device == "cpu":
+            from kopt.inside import interpreter
+
+            hint = interpreter.explain(e, self.kernel)
+            if hint:
+                return hint
+        return f"run_kernel raised {type(e).__name__}: {e}"
+
+    def _keep_returned(self, ret, tensors: dict) -> str | None:
+        """Outputs the kernel returned, copied into the judge's buffers (after the timing), or why not."""
+        import torch
+
+        from kopt.measure.reference import returned_tensors
+
+        got = returned_tensors(ret)
+        if got is None:
+            return None
+        named = got if isinstance(got, dict) else dict(zip(self.outputs, got, strict=False))
+        for name in self.outputs:
+            t, dst = named.get(name), tensors[name]
+            if t is None:
+                return f"output '{name}' was not returned ({len(named)} tensor(s) returned)"
+            if tuple(t.shape) != tuple(dst.shape):
+                return f"output '{name}': shape {tuple(t.shape)} differs from the reference's {tuple(dst.shape)}"
+            if t.dtype != dst.dtype:
+                got, want = (str(x).removeprefix("torch.") for x in (t.dtype, dst.dtype))
+                return f"output '{name}': dtype {got} differs from the reference's {want}"
+            dst.copy_(t)
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return None
+
+
+@contextlib.contextmanager
+def _nvtx(names: list[str] | None):
+    """The NVTX ranges a wrapping profiler (Nsight Compute) selects this call by."""
+    if not names:
+        yield
+        return
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()  # ncu saves the memory a replayed kernel can reach: give back the cache first
+    for n in names:
+        torch.cuda.nvtx.range_push(n)
+    try:
+        yield
+    finally:
+        for _ in names:
+            torch.cuda.nvtx.range_pop()
+
+
+def _own_modules():
+    import kopt.measure.device as device
+    import kopt.measure.wire as wire
+    from kopt.inside import buffers, calls, kernels, metadata
+
+    return (sys.modules[__name__], buffers, calls, kernels, metadata, device, wire)
+
+
+def _serve(s: Session) -> None:
+    while True:
+        fds: list[int] = []
+        msg = recv_pickle(s.sock, fds)
+        op = msg["op"]
+        if op == "bye":
+            return
+        if op == "config":
+            s.config(msg, fds)
+        elif op == "call":
+            s.call(msg)
+        elif op in EXTRA:
+            s.reply(**EXTRA[op](s, msg))
+        else:
+            getattr(s, op)(msg)
+
+
+def _null(s: Session, msg: dict) -> dict:
+    from kopt.inside.calls import null_event_us
+
+    return {"us": null_event_us()}
+
+
+def _trace_begin(s: Session, msg: dict) -> dict:
+    from kopt.inside.calls import Trace
+
+    try:
+        s.trace = Trace()
+    except Exception as e:  # noqa: BLE001 - the profiler is a cross-check: the judge records it missing
+        return {"unavailable": f"{type(e).__name__}: {e}"}
+    return {"ok": True}
+
+
+def _trace_end(s: Session, msg: dict) -> dict:
+    try:
+        out = s.trace.end(msg["path"], msg["calls"], msg.get("per_kernel", False))
+    except Exception as e:  # noqa: BLE001 - as above
+        return {"unavailable": f"{type(e).__name__}: {e}"}
+    s.guard.check(msg["where"])
+    return out
+
+
+def _metadata(s: Session, msg: dict) -> dict:
+    from pathlib import Path
+
+    from kopt.inside.metadata import _jit_functions, triton_metadata
+
+    names = [
+        getattr(f, "__name__", None) or getattr(getattr(f, "fn", None), "__name__", "?")
+        for f in _jit_functions(s.kernel)
+    ]
+    asm = Path(msg["asm_dir"]) if msg.get("asm_dir") else None
+    return {"triton": triton_metadata(s.kernel, asm), "jit_names": names}
+
+
+EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata}
+
+
+def _die_with_judge() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def main(fd: int) -> None:
+    _die_with_judge()
+    s = Session(socket.socket(fileno=fd))
+    try:
+        s.start(recv_pickle(s.sock))
+        s.go(recv_pickle(s.sock))
+        _serve(s)
+        code = 0
+    except (KernelFault, HarnessFault) as e:
+        with contextlib.suppress(OSError):
+            s.reply(fault=str(e), harness=isinstance(e, HarnessFault))
+        code = 3
+    except EOFError:
+        code = 0  # the judge is done with this process
+    except BaseException as e:  # noqa: BLE001 - whatever the kernel did wrong is its fault
+        tb = traceback.extract_tb(e.__traceback__)
+        where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+        with contextlib.suppress(OSError):
+            s.reply(fault=f"{type(e).__name__}: {e}{where}")
+        traceback.print_exc()
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    time.sleep(0)
+    os._exit(code)

@@ -1,0 +1,105 @@
+"""The judge's handle on the kernel's process (the trust boundary, seen from the trusted side).
+
+``KernelProcess`` starts ``python -m kopt.inside`` (behind a profiler when one wraps it) with one
+end of a Unix socket, orders its calls (kopt.measure.wire), and ends it: the process, its group
+and every process it started, found because the judge is their subreaper (kopt.measure.reaper),
+are killed before the judge writes anything. The judge itself never imports the kernel's module
+and never runs its code: what crosses is the arena's handle and orders one way, plain JSON answers
+the other way, and the answers only ever say what the kernel's process claims about itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from kopt.measure import reaper, wire
+from kopt.measure.faults import HarnessFault, KernelFault
+
+# signals that come from outside the kernel (the OOM killer, a user): no verdict, the job fails
+EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+class KernelProcess:
+    """One kernel process for one judge. ``ask`` sends an order and returns the answer, or raises
+    KernelFault: the kernel's own fault line, a crash (with its signal), or no answer in time."""
+
+    def __init__(self, kernel: str, *, wrapper: list[str] | None = None, sandbox: bool = True, timeout_s: float = 600):
+        reaper.become_subreaper()
+        self.kernel, self.timeout_s, self.where = kernel, timeout_s, None
+        self.scratch = tempfile.mkdtemp(prefix="kopt-inside-")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch}
+        self.proc = subprocess.Popen(
+            [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        theirs.close()
+        self.sock = ours
+        self.sandbox = self.ask(
+            {"op": "start", "scratch": self.scratch, "sandbox": sandbox, "scope_signals": not wrapper}, timeout_s=300
+        )["sandbox"]
+
+    def ask(
+        self, order: dict, *, fds: list[int] | None = None, timeout_s: float | None = None, while_running=None
+    ) -> dict:
+        """``order`` sent, then the answer; ``while_running()`` is called between the two (the judge's
+        own readings while the kernel works: the GPU clock)."""
+        try:
+            wire.send_pickle(self.sock, order, fds)
+            if while_running is not None:
+                while_running()
+            msg = wire.recv_reply(self.sock, timeout_s or self.timeout_s)
+        except wire.ChannelTimeout:
+            self.end()
+            raise KernelFault(
+                f"timed out: no answer for {timeout_s or self.timeout_s:g} s{self._at()}; the process was killed"
+            ) from None
+        except (wire.ChannelClosed, BrokenPipeError, ConnectionResetError):
+            raise KernelFault(self._died()) from None
+        except ValueError as e:
+            raise KernelFault(f"{e}{self._at()}") from None
+        if "fault" in msg:
+            text = str(msg["fault"])[:2000]
+            raise HarnessFault(text) if msg.get("harness") else KernelFault(text)
+        return msg
+
+    def _at(self) -> str:
+        return f" while running {self.where}" if self.where else ""
+
+    def _died(self) -> str:
+        """Why the channel closed: the process's exit, once it has ended (an external signal: the job fails)."""
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.end()
+            return f"the kernel's process closed its channel{self._at()} and was killed"
+        if rc < 0 and -rc in EXTERNAL:
+            self.end()
+            os.kill(os.getpid(), -rc)  # the judge ends as its kernel did: the job fails, no verdict
+        if rc < 0:
+            return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
+        return f"the kernel's process exited with code {rc}{self._at()}"
+
+    def end(self) -> None:
+        """Kill the kernel's process and everything it started; no process of the kernel's remains."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        self.proc.wait()
+        reaper.sweep()
+
+    def scratch_file(self, name: str) -> Path:
+        return Path(self.scratch) / name

@@ -1,0 +1,126 @@
+"""The trust boundary on the CPU: kernels that attack the judge's verdict, its result files or its
+process end `incorrect` or `failed` (never a pass with wrong outputs, never a forged figure), and
+each attack is proved to have run (its log). See the README's trust section."""
+
+import os
+import time
+
+import pandas as pd
+import pytest
+
+from kopt.measure import reaper
+from tests.helpers import FIXTURES, run_version
+
+ATTACKS = FIXTURES / "attacks"
+
+
+@pytest.fixture
+def attack(tmp_path, monkeypatch):
+    """Where an attack logs (a folder the sandbox lets kernels write) and the results it aims at."""
+    kernel_dir = tmp_path / "kernel"
+    kernel_dir.mkdir()
+    log = kernel_dir / "attack.log"
+    monkeypatch.setenv("KOPT_ATTACK_LOG", str(log))
+    monkeypatch.setenv("KOPT_KERNEL_WRITABLE", str(kernel_dir))
+    monkeypatch.setenv("KOPT_ATTACK_TARGET", str(tmp_path / "out"))
+
+    def lines() -> list[str]:
+        assert log.is_file(), "the attack never ran: the test proves nothing"
+        return log.read_text().splitlines()
+
+    return lines
+
+
+def _verdicts(corr, df) -> str:
+    return " ".join([str(corr["status"]), str(corr["error"])] + [str(e) for e in df["error"]])
+
+
+@pytest.mark.parametrize("kernel", ["patch_sum.py", "patch_reductions.py", "lazy_patch.py"])
+def test_a_kernel_that_patches_the_comparison_and_skips_rows_is_not_passed(tiny, tmp_path, run_params, attack, kernel):
+    """The issue's first exploit (Tensor.sum of bool made 0, three quarters of the rows), every other
+    reduction a comparison uses, and the same patch made lazily after the checks of early calls: the
+    judge compares in its own process, so the skipped rows are seen."""
+    corr, df, _ = run_version(tiny, ATTACKS / kernel, run_params, tmp_path)
+    assert any("patched" in line for line in attack())
+    assert corr["status"] in ("incorrect", "failed") or (df["status"] == "failed").all(), _verdicts(corr, df)
+    assert "outside atol" in _verdicts(corr, df) or "replaced" in _verdicts(corr, df) or "NaN" in _verdicts(corr, df)
+
+
+def test_a_kernel_that_rewrites_its_channel_is_failed_by_the_tripwire(tiny, tmp_path, run_params, attack):
+    """The issue's second exploit (json.dump scaling every '*_us'): the judge writes every result
+    file; the Guard in the kernel's process names what was replaced."""
+    corr, df, _ = run_version(tiny, ATTACKS / "patch_channel.py", run_params, tmp_path)
+    assert attack() == ["patched json.dumps, json.dump, pickle.loads"]
+    assert corr["status"] == "failed" and "the kernel replaced json.dump" in corr["error"], _verdicts(corr, df)
+
+
+def test_a_forked_rewriter_does_not_outlive_the_verdict(tiny, tmp_path, run_params, attack):
+    """The issue's third exploit: a double-forked process in a session of its own, waiting to rewrite
+    the results. The judge is its subreaper and kills it before anything is written."""
+    corr, df, out = run_version(tiny, ATTACKS / "forks_rewriter.py", run_params, tmp_path)
+    pids = [int(line.split()[1]) for line in attack() if line.startswith("rewriter")]
+    assert pids and corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
+    before = (out / "bench.csv").read_text()
+    time.sleep(0.5)
+    assert (out / "bench.csv").read_text() == before
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}")], "the rewriter outlived the verdict"
+    assert not [line for line in attack() if line.startswith("rewrote")]
+
+
+def test_a_kernel_that_writes_results_at_import_or_exit_changes_nothing(tiny, tmp_path, run_params, attack):
+    corr, df, out = run_version(tiny, ATTACKS / "writes_from_atexit.py", run_params, tmp_path)
+    assert corr["status"] == "pass", _verdicts(corr, df)
+    assert "forged" not in (out / "bench.csv").read_text()
+    assert pd.read_csv(out / "bench.csv")["median_us"].notna().all()
+    lines = attack()
+    assert "wrote at exit" not in lines  # the kernel's process ends with os._exit, and is killed besides
+    if _landlock():
+        assert lines == ["refused at import: PermissionError"]
+
+
+def test_a_kernel_that_swaps_its_output_buffer_is_incorrect(tiny, tmp_path, run_params, attack):
+    """It points the output at memory of its own: the judge reads its own mapping, still poisoned."""
+    corr, df, _ = run_version(tiny, ATTACKS / "swaps_buffers.py", run_params, tmp_path)
+    assert "swapped" in attack()
+    assert corr["status"] == "incorrect" and "NaN" in corr["error"], _verdicts(corr, df)
+
+
+def test_a_kernel_right_only_when_it_thinks_it_is_checked_fails_its_timing(tiny, tmp_path, run_params, attack):
+    corr, df, _ = run_version(tiny, ATTACKS / "right_when_checked.py", run_params, tmp_path)
+    assert "skipped rows on a timed call" in attack()
+    assert corr["status"] == "pass" and (df["status"] == "failed").all(), _verdicts(corr, df)
+    assert "wrong or unwritten" in df["error"].iloc[0]
+
+
+def _landlock() -> bool:
+    from kopt.inside import sandbox
+
+    return sandbox.abi() >= 6
+
+
+def test_the_kernel_cannot_kill_or_read_the_judge(tiny, tmp_path, run_params, attack):
+    """With Landlock (ABI 6+ here), signals to the judge and its memory are refused, and the honest
+    work that follows passes. Without it, a killed judge fails the job with no verdict."""
+    if not _landlock():
+        with pytest.raises(Exception, match="stopped from outside|SIGKILL"):
+            run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
+        return
+    corr, df, _ = run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
+    assert attack() == ["memory refused: PermissionError", "signal refused: PermissionError"]
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
+
+
+def test_the_sweep_kills_every_descendant_and_only_those(tmp_path):
+    import subprocess
+
+    reaper.become_subreaper()
+    kept = subprocess.Popen(["sleep", "30"])
+    script = "import os,time\nif os.fork()==0:\n os.setsid()\n time.sleep(30)\nos._exit(0)"
+    subprocess.run(["python3", "-c", script], check=True)  # its child is an orphan, now ours
+    time.sleep(0.2)
+    orphans = [p for p in reaper.descendants() if p != kept.pid]
+    assert orphans, "the orphan did not come to this process: not a subreaper"
+    assert reaper.sweep(keep=frozenset({kept.pid})) >= 1
+    assert kept.poll() is None and not [p for p in orphans if os.path.exists(f"/proc/{p}")]
+    kept.kill()
+    kept.wait()
