@@ -39,7 +39,7 @@ tests)
     ncu --version
   } > "$OUT/machine.txt" 2>&1
   # the interpreter tests need numpy < 2.4, which the GPU image does not have: they run in CI
-  run python3 -m pytest -q -s -p no:cacheprovider --durations=10 -k "not interpreter" tests/gpu tests/measure/test_correctness.py tests/measure/test_cheats.py tests/measure/test_inputs.py tests/measure/test_verify.py tests/measure/test_reference.py tests/measure/test_interpreter.py tests/steps/test_bench.py tests/analysis/test_roofline.py tests/measure/test_runner.py tests/measure/test_device.py tests/steps/test_measure.py > "$OUT/pytest_gpu.txt" 2>&1
+  run python3 -m pytest -q -s -p no:cacheprovider --durations=10 -k "not interpreter" tests/gpu tests/measure/test_correctness.py tests/measure/test_cheats.py tests/measure/test_inputs.py tests/measure/test_verify.py tests/measure/test_reference.py tests/measure/test_interpreter.py tests/steps/test_bench.py tests/analysis/test_roofline.py tests/measure/test_runner.py tests/measure/test_device.py tests/steps/test_measure.py tests/measure/test_boundary.py > "$OUT/pytest_gpu.txt" 2>&1
   if [ -z "${SKIP_KERNELBENCH:-}" ]; then
     run python3 benchmarks/kernelbench_problems.py --out results/kernelbench > "$OUT/kernelbench.txt" 2>&1
     tar czf "$OUT/kernelbench.tgz" results/kernelbench

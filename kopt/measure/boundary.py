@@ -32,7 +32,7 @@ class KernelProcess:
 
     def __init__(self, kernel: str, *, wrapper: list[str] | None = None, sandbox: bool = True, timeout_s: float = 600):
         reaper.become_subreaper()
-        self.kernel, self.timeout_s, self.where = kernel, timeout_s, None
+        self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch}
@@ -90,10 +90,13 @@ class KernelProcess:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
         return f"the kernel's process exited with code {rc}{self._at()}"
 
-    def end(self) -> None:
-        """Kill the kernel's process and everything it started; no process of the kernel's remains."""
+    def end(self, grace_s: float = 0.0) -> None:
+        """Kill the kernel's process and everything it started; no process of the kernel's remains.
+        ``grace_s``: how long a profiler wrapping it may take to write its report after it left."""
         with contextlib.suppress(OSError):
             self.sock.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=grace_s)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):

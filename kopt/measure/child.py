@@ -303,7 +303,7 @@ def _end_kernel(proc) -> None:
 
     with contextlib.suppress(OSError):
         send_pickle(proc.sock, {"op": "bye"})
-    proc.end()
+    proc.end(grace_s=120.0 if proc.wrapped else 2.0)  # Nsight Compute writes its report once its target left
 
 
 if __name__ == "__main__":

@@ -21,6 +21,13 @@ from kopt.workspace.target import Workspace, load_workspace
 MEASURED = [c for c in BENCH_COLUMNS if c not in ("config_key", "config_class", "status", "device", "error")]
 NOTE_GPU = "median of CUDA-event samples, L2 flushed and outputs checked around every call"
 NOTE_CPU = "cpu-interpreter figures are Triton-interpreter timings on the CPU: not GPU performance"
+# who measured what (issue 30's boundary; kopt/inside/ runs in the kernel's process)
+CLOCK_GPU = (
+    "in-process: the CUDA events and torch.profiler's GPU time are recorded in the kernel's own process and "
+    "are its report of itself; the judge, which never runs the kernel's code, checked every call's outputs "
+    "from its own memory and timed each call's round trip on its own clock (samples' wall_us)"
+)
+CLOCK_CPU = "in-process: perf_counter in the kernel's own process around the Triton interpreter"
 NOTE_INPUTS = (
     "every call draws fresh inputs (a new seed) into one of a pool of input sets visited in random cycles "
     "(the timed and profiled calls are whole cycles); each call's outputs are checked against the reference of its own inputs"
@@ -138,6 +145,7 @@ def _meta(version: str, t: Timing, params: dict, limit_check: dict | None, prove
         "timing": {
             "method": method,
             "note": NOTE_CPU if t.device == "cpu" else NOTE_GPU,
+            "clock": CLOCK_CPU if t.device == "cpu" else CLOCK_GPU,
             "opts": params.get("bench", {}),
         },
         "physical_limit": limit_check,

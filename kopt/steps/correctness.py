@@ -77,6 +77,8 @@ def write_correctness(
             **hashes(kernel, ws.ref, ws.target, params),
             "created": now(),
             "env": env,
+            # the kernel's process's sandbox (kopt.inside.sandbox), as set before its code was imported
+            "sandbox": (o.result or {}).get("sandbox") if o else None,
             "child": o.status if o else "not run",
             "child_timeline": o.timeline if o else None,
             "gate": o.gate if o else None,
