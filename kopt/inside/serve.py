@@ -29,9 +29,15 @@ class Session:
     def __init__(self, sock: socket.socket):
         self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
         self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
+        self.seq = 0
 
     def reply(self, **msg) -> None:
-        send_json(self.sock, msg)
+        send_json(self.sock, {**msg, "seq": self.seq})
+
+    def next_order(self, fds: list[int] | None = None) -> dict:
+        msg = recv_pickle(self.sock, fds)
+        self.seq = msg.get("seq", 0)
+        return msg
 
     def start(self, msg: dict) -> None:
         from kopt.inside import sandbox
@@ -171,7 +177,7 @@ def _own_modules():
 def _serve(s: Session) -> None:
     while True:
         fds: list[int] = []
-        msg = recv_pickle(s.sock, fds)
+        msg = s.next_order(fds)
         op = msg["op"]
         if op == "bye":
             return
@@ -235,8 +241,8 @@ def main(fd: int) -> None:
     _die_with_judge()
     s = Session(socket.socket(fileno=fd))
     try:
-        s.start(recv_pickle(s.sock))
-        s.go(recv_pickle(s.sock))
+        s.start(s.next_order())
+        s.go(s.next_order())
         _serve(s)
         code = 0
     except (KernelFault, HarnessFault) as e:

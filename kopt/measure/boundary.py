@@ -33,6 +33,7 @@ class KernelProcess:
     def __init__(self, kernel: str, *, wrapper: list[str] | None = None, sandbox: bool = True, timeout_s: float = 600):
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
+        self.seq = 0
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch}
@@ -54,6 +55,8 @@ class KernelProcess:
     ) -> dict:
         """``order`` sent, then the answer; ``while_running()`` is called between the two (the judge's
         own readings while the kernel works: the GPU clock)."""
+        self.seq += 1
+        order = {**order, "seq": self.seq}
         try:
             wire.send_pickle(self.sock, order, fds)
             if while_running is not None:
@@ -71,6 +74,8 @@ class KernelProcess:
         if "fault" in msg:
             text = str(msg["fault"])[:2000]
             raise HarnessFault(text) if msg.get("harness") else KernelFault(text)
+        if msg.get("seq") != self.seq:  # a frame written into the channel out of turn
+            raise KernelFault(f"the kernel's process answered out of turn (order {self.seq}, answer {msg.get('seq')!r}){self._at()}")
         return msg
 
     def _at(self) -> str:

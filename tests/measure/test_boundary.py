@@ -124,3 +124,10 @@ def test_the_sweep_kills_every_descendant_and_only_those(tmp_path):
     assert kept.poll() is None and not [p for p in orphans if os.path.exists(f"/proc/{p}")]
     kept.kill()
     kept.wait()
+
+
+def test_a_forged_answer_written_into_the_channel_is_out_of_turn(tiny, tmp_path, run_params, attack):
+    """pygpubench's fd_overwrite class: every order carries a number its answer must repeat."""
+    corr, df, _ = run_version(tiny, ATTACKS / "writes_the_channel.py", run_params, tmp_path)
+    assert any(line.startswith("forged an answer") for line in attack())
+    assert corr["status"] == "failed" and "out of turn" in corr["error"], _verdicts(corr, df)
