@@ -5,6 +5,7 @@ judge reads them from its own mapping."""
 from __future__ import annotations
 
 import mmap
+import os
 
 import torch
 
@@ -16,6 +17,7 @@ def open_arena(handle: dict, fds: list[int]) -> torch.Tensor:
 
         return getattr(reductions, handle["rebuild"])(*handle["args"])
     m = mmap.mmap(fds[0], handle["size"])
+    os.close(fds[0])  # the mapping keeps the memory
     return torch.frombuffer(m, dtype=torch.uint8, count=handle["size"])
 
 

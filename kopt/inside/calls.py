@@ -18,13 +18,11 @@ from typing import Any, NamedTuple
 import torch
 
 from kopt.inside.l2 import PersistingL2
+from kopt.measure.device import L2_FLUSH_BYTES, SPIN_CYCLES
 from kopt.profilers import torchtrace
 
 _perf_counter = time.perf_counter
 _Event = torch.cuda.Event
-
-L2_FLUSH_BYTES = 256 * 1024 * 1024
-SPIN_CYCLES = 500_000  # about 0.25 ms at 2 GHz: the judge may ask for more (a torch baseline's host time)
 
 
 class Lab:

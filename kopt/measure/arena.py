@@ -110,10 +110,14 @@ class Arena:
     def fds(self) -> list[int]:
         return [self.fd] if self.fd is not None else []
 
+    def sent(self) -> None:
+        """The kernel's process has its own mapping now: the judge's descriptor is no longer needed."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
     def close(self) -> None:
         """Drop the judge's views (GPU memory goes back to the private pool, never elsewhere)."""
         self.views = []
         self.base = None
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        self.sent()

@@ -75,7 +75,9 @@ class KernelProcess:
             text = str(msg["fault"])[:2000]
             raise HarnessFault(text) if msg.get("harness") else KernelFault(text)
         if msg.get("seq") != self.seq:  # a frame written into the channel out of turn
-            raise KernelFault(f"the kernel's process answered out of turn (order {self.seq}, answer {msg.get('seq')!r}){self._at()}")
+            raise KernelFault(
+                f"the kernel's process answered out of turn (order {self.seq}, answer {msg.get('seq')!r}){self._at()}"
+            )
         return msg
 
     def _at(self) -> str:

@@ -13,6 +13,11 @@ from kopt.measure.faults import HarnessFault, KernelFault
 
 _equal = torch.equal
 
+# what a timed call costs the GPU besides the kernel, on both sides of the boundary: the L2 flush
+# buffer the kernel's process writes before each call, and its spin kernel (about 0.25 ms at 2 GHz)
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+SPIN_CYCLES = 500_000
+
 
 def select_device(requested: str) -> str:
     if requested == "auto":

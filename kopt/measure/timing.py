@@ -29,6 +29,7 @@ import torch
 
 from kopt.measure import wire
 from kopt.measure.boundary import KernelProcess
+from kopt.measure.device import SPIN_CYCLES
 from kopt.measure.faults import KernelFault
 from kopt.measure.trial import Trial
 from kopt.profilers import gpus
@@ -44,7 +45,6 @@ _perf_counter = time.perf_counter
 # its events then bracket GPU work, not the host's, whether timed or profiled. A kernel under test
 # keeps SPIN_CYCLES: a longer spin would hide host work from the events, and a keep needs them
 # (work moved to the host shortens the GPU time while the call gets slower: kopt.loop.decide).
-SPIN_CYCLES = 500_000
 CYCLES_PER_US = 2e3  # about 2 GHz
 SPIN_HOST_FACTOR = 3.0
 MAX_SPIN_US = 10_000.0

@@ -21,13 +21,11 @@ import torch
 
 from kopt.measure import reference
 from kopt.measure.boundary import KernelProcess
-from kopt.measure.device import bytes_equal, sync
+from kopt.measure.device import L2_FLUSH_BYTES, bytes_equal, sync
 from kopt.measure.faults import KernelFault
 from kopt.measure.inputs import InputSet, Pool, Seeds, pool_size, set_bytes
 from kopt.measure.reference import Draw, available_bytes
 from kopt.measure.verify import CHUNK, compare, tolerance_for
-
-L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
 class Trial:
@@ -49,7 +47,7 @@ class Trial:
         # a torch baseline is the reference itself: called with setup()'s inputs only
         with_buffers = not opts.get("torch_baseline", False)
         proc.where = f"config {self.key}"
-        self.l2 = proc.ask(
+        answer = proc.ask(
             {
                 "op": "config",
                 "config": self.cfg,
@@ -61,7 +59,12 @@ class Trial:
                 "flush_l2": bool(opts.get("flush_l2", True)),
             },
             fds=self.pool.arena.fds(),
-        ).get("l2")
+        )
+        self.pool.arena.sent()
+        l2 = answer.get("l2") if isinstance(answer.get("l2"), dict) else {}
+        # the kernel process's own report of its persisting-L2 reset: text only, and labelled so
+        self.l2 = {k: (str(l2[k])[:300] if l2.get(k) is not None else None) for k in ("how", "error") if k in l2}
+        self.l2["reported_by"] = "the kernel's process"
 
     def _pool_size(self, one: int, max_sets: int, min_sets: int) -> tuple[int, str]:
         if self.device == "cuda":

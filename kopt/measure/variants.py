@@ -37,5 +37,3 @@ def load_reference(path: str | Path):
     if why:
         raise KernelFault(f"{path}: {why}")
     return mod
-
-
