@@ -1,4 +1,4 @@
-"""What machine ran a job (child side and the env_check rule; imports torch): the GPU, driver,
+"""What machine ran a job (the judge and the env_check rule; imports torch): the GPU, driver,
 CUDA/ROCm, torch, triton, libraries, profilers and clocks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The reference protocol (child side): draws of inputs, the outputs' layout, where the float64
+"""The reference protocol (the judge's): draws of inputs, the outputs' layout, where the float64
 reference runs, and the expected outputs of one draw.
 
 ``ref.py`` defines ``setup(..., seed, ...) -> {"inputs": {...}, "outputs": [names]}``, called
@@ -15,9 +15,9 @@ Outputs are write-only: the determinism check compares the inputs only (an outpu
 and dtype must still repeat), and rule ``reference`` refuses a reference whose result depends on
 what its output buffers held before the call (the kernels find them poisoned; ``writes_only``).
 
-The expected outputs are computed only *after* the kernel's call, from a regenerated copy of the
-inputs, and zeroed as soon as they are compared (``scrub``): the kernel's process never holds the
-expected outputs of inputs the kernel has not yet been called on.
+The expected outputs are computed only *after* the kernel's call, in the judge's process, from
+the judge's private copy of that call's inputs, and zeroed as soon as they are compared
+(``scrub``); the kernel's process never holds them (kopt.measure.trial).
 """
 
 from __future__ import annotations

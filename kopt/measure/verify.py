@@ -1,4 +1,4 @@
-"""Compare a kernel's outputs with the expected ones, per output and per dtype (child side).
+"""Compare a kernel's outputs with the expected ones, per output and per dtype (the judge's).
 
 Floating outputs pass when ``|out - ref| <= atol + rtol*|ref|`` against the float64 reference,
 with the tolerance of the output's own dtype (``tolerances`` in target.yaml, keyed by dtype name)
@@ -13,7 +13,7 @@ import torch
 
 from kopt.measure.reference import FLOAT32_REFERENCE_RTOL, OutputSpec, dtype_name
 
-_isclose = torch.isclose  # bound before any kernel is imported (kopt.measure.device.Guard watches torch)
+_isclose = torch.isclose  # the judge's own: the kernel runs in another process (kopt.inside)
 _isnan = torch.isnan
 _isinf = torch.isinf
 _eq = torch.eq

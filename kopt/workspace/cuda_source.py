@@ -1,7 +1,7 @@
 """The ``extern "C" void solve(...)`` of a CUDA (.cu) or HIP (.hip) version, read from its source.
 
 Pure text: the build step checks the signature before it compiles, and the child binds each
-parameter to setup()'s values in order (kopt.measure.cuda) with the types read here. Every problem
+parameter to setup()'s values in order (kopt.inside.cuda) with the types read here. Every problem
 is one line naming the file and the parameter.
 """
 
