@@ -2,8 +2,9 @@
 
 Once applied it cannot be undone, and every process the kernel starts inherits it:
 * no file may be written, made, removed or renamed outside the scratch folder the judge gave, the
-  compilers' caches, /dev and /proc: the results, the workspace, ref.py and the kernels stay as
-  they are, whatever the kernel runs;
+  compilers' caches, the GPU's device files, /dev/shm and its own /proc entry: the results, the
+  workspace, ref.py and the kernels stay as they are, whatever the kernel runs (and, as root, no
+  raw disk device is writable either);
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless
@@ -45,13 +46,20 @@ def abi() -> int:
     return max(int(v), 0)
 
 
+# device files a GPU kernel must open for writing (NVIDIA, AMD), and the rest a process needs
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm", "/dev/kfd", "/dev/dri", "/dev/nvidia-caps")
+
+
 def writable() -> list[str]:
-    """Where a kernel may write besides its scratch folder: devices, /proc, the compilers' caches."""
+    """Where a kernel may write besides its scratch folder: the GPU's device files, shared memory,
+    its own /proc entry, the compilers' caches. Not the rest of /dev (as root, a disk's raw device
+    would bypass every file rule) nor of /proc."""
     home = Path.home()
     inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or f"/tmp/torchinductor_{os.environ.get('USER', 'root')}"
     caches = [home / ".triton", home / ".cache", home / ".nv", Path(inductor), os.environ.get("TRITON_CACHE_DIR")]
+    devices = [*DEVICES, *(str(d) for d in sorted(Path("/dev").glob("nvidia*")))]
     extra = [x for x in os.environ.get("KOPT_KERNEL_WRITABLE", "").split(os.pathsep) if x]  # the user's choice
-    return ["/dev", "/proc", *(str(c) for c in caches if c), *extra]
+    return [*devices, f"/proc/{os.getpid()}", *(str(c) for c in caches if c), *extra]
 
 
 def apply(scratch: str, scope_signals: bool = True) -> str:
@@ -79,16 +87,19 @@ def apply(scratch: str, scope_signals: bool = True) -> str:
     finally:
         os.close(fd)
     signals = "; signals to processes outside it refused" if scoped else ""
-    return f"landlock ABI {version}: writes only under the scratch folder, caches, /dev and /proc{signals}"
+    return f"landlock ABI {version}: writes only under the scratch folder, the caches, the GPU's device files and /proc/self{signals}"
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:
-    with contextlib.suppress(OSError):
-        os.makedirs(path, exist_ok=True)  # a cache that does not exist yet
+    if not path.startswith(("/dev", "/proc")):
+        with contextlib.suppress(OSError):
+            os.makedirs(path, exist_ok=True)  # a cache that does not exist yet
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
         return
+    if not os.path.isdir(path):  # a device file: only what applies to files
+        access &= WRITE_FILE | TRUNCATE
     try:
         rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
         libc.syscall(_L(ADD_RULE), _L(ruleset), _L(RULE_PATH_BENEATH), rule, _L(0))
