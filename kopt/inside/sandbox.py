@@ -1,8 +1,9 @@
 """Landlock around the kernel's process (Linux 5.13+), applied before the kernel is imported.
 
 Once applied it cannot be undone, and every process the kernel starts inherits it:
-* no file may be written, made, removed or renamed outside the scratch folder the judge gave, the
-  compilers' caches, the GPU's device files, /dev/shm and its own /proc entry: the results, the
+* no file may be written, made, removed or renamed outside the scratch folder the judge gave, its
+  own compilers' caches (one folder per version: kopt.measure.boundary.kernel_cache), the GPU's
+  device files, /dev/shm and its own /proc entry: the results, the
   workspace, ref.py and the kernels stay as they are, whatever the kernel runs (and, as root, no
   raw disk device is writable either);
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
@@ -17,7 +18,6 @@ and the judge kills every process of the kernel's before it writes (kopt.measure
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import struct
@@ -52,14 +52,14 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm", "/dev/kfd", "/dev/
 
 def writable() -> list[str]:
     """Where a kernel may write besides its scratch folder: the GPU's device files, shared memory,
-    its own /proc entry, the compilers' caches. Not the rest of /dev (as root, a disk's raw device
-    would bypass every file rule) nor of /proc."""
-    home = Path.home()
-    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or f"/tmp/torchinductor_{os.environ.get('USER', 'root')}"
-    caches = [home / ".triton", home / ".cache", home / ".nv", Path(inductor), os.environ.get("TRITON_CACHE_DIR")]
+    its own /proc entry, and its own compilers' caches (``KOPT_KERNEL_CACHE``: one folder per
+    version, set by the judge; never the user's ~/.cache, where Snakemake keeps the scripts its
+    trusted jobs run). Not the rest of /dev (as root, a disk's raw device would bypass every file
+    rule) nor of /proc."""
     devices = [*DEVICES, *(str(d) for d in sorted(Path("/dev").glob("nvidia*")))]
+    own = [os.environ["KOPT_KERNEL_CACHE"]] if os.environ.get("KOPT_KERNEL_CACHE") else []
     extra = [x for x in os.environ.get("KOPT_KERNEL_WRITABLE", "").split(os.pathsep) if x]  # the user's choice
-    return [*devices, f"/proc/{os.getpid()}", *(str(c) for c in caches if c), *extra]
+    return [*devices, f"/proc/{os.getpid()}", *own, *extra]
 
 
 def apply(scratch: str, scope_signals: bool = True) -> str:
@@ -87,13 +87,10 @@ def apply(scratch: str, scope_signals: bool = True) -> str:
     finally:
         os.close(fd)
     signals = "; signals to processes outside it refused" if scoped else ""
-    return f"landlock ABI {version}: writes only under the scratch folder, the caches, the GPU's device files and /proc/self{signals}"
+    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{signals}"
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:
-    if not path.startswith(("/dev", "/proc")):
-        with contextlib.suppress(OSError):
-            os.makedirs(path, exist_ok=True)  # a cache that does not exist yet
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:

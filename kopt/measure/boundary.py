@@ -11,9 +11,12 @@ the other way, and the answers only ever say what the kernel's process claims ab
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -26,6 +29,35 @@ from kopt.measure.faults import HarnessFault, KernelFault
 EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
+def kernel_cache(kernel: str) -> dict[str, str]:
+    """The compilers' caches of one version (or baseline), its own: a kernel may write there and
+    nowhere that another version, a baseline or a trusted job reads (Snakemake's source cache and
+    the user's Triton, Inductor and CUDA caches stay out of its reach). Kept across runs, so a
+    rerun does not compile again."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kopt" / "kernel-caches"
+    who = kernel if kernel.startswith("torch:") else str(Path(kernel).resolve())
+    d = root / hashlib.sha256(who.encode()).hexdigest()[:16]
+    d.mkdir(parents=True, exist_ok=True)
+    return {
+        "KOPT_KERNEL_CACHE": str(d),
+        "TRITON_CACHE_DIR": str(d / "triton"),
+        "TORCHINDUCTOR_CACHE_DIR": str(d / "inductor"),
+        "CUDA_CACHE_PATH": str(d / "nv"),
+        "XDG_CACHE_HOME": str(d / "cache"),  # torch_extensions and the rest of ~/.cache's users
+    }
+
+
+def copy_report(src: Path, dst: Path, limit_bytes: int = 1 << 30) -> None:
+    """A file the kernel's process wrote (a trace, assembly), copied by the judge: regular files only
+    (a link could point the judge anywhere), at most ``limit_bytes``; anything else is left out."""
+    st = os.lstat(src)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit_bytes:
+        raise KernelFault(f"{src.name}: the kernel's process left no plain file of a sane size there")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(src, "rb") as f, open(dst, "wb") as g:
+        shutil.copyfileobj(f, g)
+
+
 class KernelProcess:
     """One kernel process for one judge. ``ask`` sends an order and returns the answer, or raises
     KernelFault: the kernel's own fault line, a crash (with its signal), or no answer in time."""
@@ -33,10 +65,10 @@ class KernelProcess:
     def __init__(self, kernel: str, *, wrapper: list[str] | None = None, sandbox: bool = True, timeout_s: float = 600):
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
-        self.seq = 0
+        self.seq, self.loaded = 0, False
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **kernel_cache(kernel)}
         self.proc = subprocess.Popen(
             [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
@@ -71,13 +103,17 @@ class KernelProcess:
             raise KernelFault(self._died()) from None
         except ValueError as e:
             raise KernelFault(f"{e}{self._at()}") from None
-        if "fault" in msg:
-            text = str(msg["fault"])[:2000]
-            raise HarnessFault(text) if msg.get("harness") else KernelFault(text)
         if msg.get("seq") != self.seq:  # a frame written into the channel out of turn
             raise KernelFault(
                 f"the kernel's process answered out of turn (order {self.seq}, answer {msg.get('seq')!r}){self._at()}"
             )
+        if "fault" in msg:
+            text = str(msg["fault"])[:2000]
+            # kopt's own fault (the GPU binding) comes, if ever, before the kernel is imported
+            harness = msg.get("harness") and order["op"] == "go" and not self.loaded
+            raise HarnessFault(text) if harness else KernelFault(text)
+        self.loaded = self.loaded or order["op"] == "go"
+        reaper.reap(exclude=self.proc.pid)  # orphans that ended: no zombie piles up under the judge
         return msg
 
     def _at(self) -> str:

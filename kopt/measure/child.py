@@ -142,8 +142,9 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
 def task_profile(req: dict, progress: Progress, proc) -> dict:
     """Every class of a version in one kernel process: its largest config, profiled by torch.profiler
     or, when ``req["tool"]`` names a profiler wrapping that process, by NVTX-ranged calls."""
-    import shutil
+    import contextlib
 
+    from kopt.measure.boundary import copy_report
     from kopt.measure.environment import environment
     from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls
 
@@ -170,7 +171,9 @@ def task_profile(req: dict, progress: Progress, proc) -> dict:
     asm = proc.scratch_file("asm") if device == "cuda" else None
     out["triton"] = proc.ask({"op": "metadata", "asm_dir": str(asm) if asm else None}).get("triton") or []
     if asm is not None and asm.is_dir():  # the kernel process's own files, copied as its report
-        shutil.copytree(asm, req["asm_dir"], dirs_exist_ok=True)
+        for f in sorted(asm.iterdir())[:200]:
+            with contextlib.suppress(KernelFault):
+                copy_report(f, Path(req["asm_dir"]) / f.name, limit_bytes=64 << 20)
     return out
 
 

@@ -9,10 +9,9 @@ One config per config class is profiled: its largest (most bytes moved, else mos
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
-from kopt.measure.boundary import KernelProcess
+from kopt.measure.boundary import KernelProcess, copy_report
 from kopt.measure.timing import Lab, profiled_calls, timed_call
 from kopt.measure.trial import Trial
 
@@ -57,8 +56,7 @@ def profile_class(
     if device == "cuda":
         name = f"torch_trace.{re_safe(cls)}.json"
         trace, samples = profiled_calls(trial, lab, calls, name, per_kernel=True)
-        raw_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(proc.scratch_file(name), raw_dir / name)  # the kernel process's own record
+        copy_report(proc.scratch_file(name), raw_dir / name)  # the kernel process's own record
         kernels = trace.get("kernels") or []
         rec.update(
             backend="torch.profiler",

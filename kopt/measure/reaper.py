@@ -30,29 +30,46 @@ def become_subreaper() -> bool:
         return False
 
 
-def _children(pid: int) -> list[int]:
-    """The direct children of ``pid`` (from /proc)."""
-    out = []
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process (one scan of /proc)."""
+    out = {}
     for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        try:
-            stat = (p / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            out.append(int(p.name))
+        if p.name.isdigit():
+            try:
+                out[int(p.name)] = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
     return out
 
 
-def descendants(pid: int | None = None) -> list[int]:
+def descendants(pid: int | None = None, parents: dict[int, int] | None = None) -> list[int]:
     """Every living descendant of ``pid`` (this process by default)."""
+    parents = _parents() if parents is None else parents
+    kids: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        kids.setdefault(parent, []).append(child)
     todo, found = [pid or os.getpid()], []
     while todo:
-        kids = _children(todo.pop())
-        found += kids
-        todo += kids
+        k = kids.get(todo.pop(), [])
+        found += k
+        todo += k
     return found
+
+
+def reap(exclude: int | None = None) -> int:
+    """Collect every child of this process that has ended (but ``exclude``, whose status its owner
+    reads): orphans the kernel left do not pile up as zombies. The number collected."""
+    n = 0
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return n
+        if info is None or info.si_pid == exclude:
+            return n
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(info.si_pid, 0)
+            n += 1
 
 
 def started(pid: int) -> int:
@@ -65,15 +82,17 @@ def started(pid: int) -> int:
 
 def sweep(keep: frozenset[int] = frozenset(), since: int = 0, rounds: int = 200) -> int:
     """SIGKILL every descendant of this process (but ``keep`` and theirs, and children started
-    before ``since``) until none is left; the number killed. Raises RuntimeError when processes
-    keep appearing after ``rounds`` passes."""
-    killed = 0
+    before ``since``) until none is left, reaping each; the number killed. One scan of /proc a
+    round, whatever the number of processes. Raises RuntimeError when processes keep appearing
+    after ``rounds`` passes."""
+    killed, me = 0, os.getpid()
     for _ in range(rounds):
-        victims = [p for p in _children(os.getpid()) if p not in keep and started(p) >= since]
+        parents = _parents()
+        victims = [p for p, parent in parents.items() if parent == me and p not in keep and started(p) >= since]
         if not victims:
             return killed
         for p in victims:
-            for d in [*descendants(p), p]:
+            for d in [*descendants(p, parents), p]:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(d, signal.SIGKILL)
                     killed += 1

@@ -132,3 +132,33 @@ def test_a_forged_answer_written_into_the_channel_is_out_of_turn(tiny, tmp_path,
     corr, df, _ = run_version(tiny, ATTACKS / "writes_the_channel.py", run_params, tmp_path)
     assert any(line.startswith("forged an answer") for line in attack())
     assert corr["status"] == "failed" and "out of turn" in corr["error"], _verdicts(corr, df)
+
+
+def test_a_kernel_writes_only_its_own_caches(tiny, tmp_path, run_params, attack, monkeypatch):
+    """The user's ~/.cache holds the scripts Snakemake's trusted jobs run (its source cache) and other
+    versions' compiled kernels: a kernel gets caches of its own (found by an adversarial review)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    corr, df, _ = run_version(tiny, ATTACKS / "poisons_caches.py", run_params, tmp_path)
+    assert corr["status"] == "pass", _verdicts(corr, df)
+    lines = attack()
+    assert "wrote triton" in lines  # its own Triton cache (TRITON_CACHE_DIR)
+    if _landlock():
+        assert lines[:2] == ["refused .cache: PermissionError", "refused .triton: PermissionError"]
+    assert not (tmp_path / "home" / ".triton" / "kopt-attack-test").exists()
+
+
+def test_a_sweep_of_many_ended_processes_takes_one_scan_a_round():
+    """A kernel that forks and exits in chains leaves thousands of ended processes to the judge:
+    the sweep collects them without scanning /proc once per process (it once took minutes)."""
+    reaper.become_subreaper()
+    pids = []
+    for _ in range(300):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        pids.append(pid)
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    reaper.sweep()
+    assert time.monotonic() - t0 < 5
+    assert not [p for p in pids if os.path.exists(f"/proc/{p}")]
