@@ -50,9 +50,10 @@ def test_imports_only_go_down():
 # the hardware's ceilings are timed by the kernels' own timer; no kernel runs in that process
 TRUSTED_USES_OF_INSIDE = {("measure/ceilings.py", "kopt.inside.calls")}
 # what the kernel's process imports of the trusted side: the channel, faults, device helpers, the
-# arena's slots (unpickled), ref.py's loader (torch baselines) and the returned-tensors reader
+# arena's slots and views, ref.py's loader (torch baselines) and the returned-tensors reader
 INSIDE_MAY_IMPORT = {
     "kopt.measure.wire",
+    "kopt.measure.arena",
     "kopt.measure.faults",
     "kopt.measure.device",
     "kopt.measure.variants",

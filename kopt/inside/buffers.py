@@ -9,6 +9,8 @@ import os
 
 import torch
 
+from kopt.measure.arena import view
+
 
 def open_arena(handle: dict, fds: list[int]) -> torch.Tensor:
     """The arena as a flat uint8 tensor: by CUDA IPC on a GPU, by the shared-memory descriptor on the CPU."""
@@ -22,9 +24,5 @@ def open_arena(handle: dict, fds: list[int]) -> torch.Tensor:
 
 
 def views(base: torch.Tensor, slots: dict) -> dict[str, torch.Tensor]:
-    """Set tensors from their slots (offset, shape, stride, dtype)."""
-    out = {}
-    for name, s in slots.items():
-        dt = getattr(torch, s.dtype)
-        out[name] = base[s.offset : s.offset + s.span_bytes()].view(dt).as_strided(s.shape, s.stride)
-    return out
+    """Set tensors from their slots, as the judge made its own (kopt.measure.arena.view)."""
+    return {name: view(base, slot) for name, slot in slots.items()}

@@ -115,9 +115,3 @@ class Arena:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-
-    def close(self) -> None:
-        """Drop the judge's views (GPU memory goes back to the private pool, never elsewhere)."""
-        self.views = []
-        self.base = None
-        self.sent()

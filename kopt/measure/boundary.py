@@ -146,6 +146,7 @@ class KernelProcess:
             self.proc.kill()
         self.proc.wait()
         reaper.sweep()
+        shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
 
     def scratch_file(self, name: str) -> Path:
         return Path(self.scratch) / name

@@ -14,7 +14,8 @@ from statistics import median
 
 import torch
 
-from kopt.inside.calls import SPIN_CYCLES, Lab, event_time_us  # the one timed iteration (no kernel runs here)
+from kopt.inside.calls import Lab, event_time_us  # the one timed iteration (no kernel runs here)
+from kopt.measure.device import SPIN_CYCLES
 
 WARMUP = 3  # untimed calls before the timed runs
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}

@@ -154,14 +154,13 @@ def task_profile(req: dict, progress: Progress, proc) -> dict:
     items = largest_per_class(ref, req["configs_by_device"][device])
     ranged = bool(req.get("tool")) and device == "cuda"
     out = {"device": device, "env": environment(device), "classes": [], "tool": req.get("tool") if ranged else None}
-    meta = proc.ask({"op": "metadata", "asm_dir": None})
+    names = [] if ranged or device == "cuda" else [str(n) for n in proc.ask({"op": "metadata"}).get("jit_names") or []]
     for item in items:
         progress.phase(f"class {item['class']}")  # the timeline says where a profile's time goes
         progress.start(f"config {item['key']}")
         if ranged:
             rec = ranged_calls(ref, proc, item, device, opts=_opts(req))
         else:
-            names = [str(n) for n in meta.get("jit_names") or []]
             rec = profile_class(
                 ref, proc, item, device, raw, opts=_opts(req), calls=int(req.get("calls", 5)), jit_names=names
             )

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from kopt.measure.boundary import KernelProcess, copy_report
-from kopt.measure.timing import Lab, profiled_calls, timed_call
+from kopt.measure.timing import CallPlan, profiled_calls, timed_call
 from kopt.measure.trial import Trial
 
 
@@ -39,7 +39,7 @@ def _warmed_up(
 ):
     """A config's trial after ``calls`` warm-up calls (compilation; the first one checked), with L2 flushes."""
     trial = Trial(ref, proc, item, device=device, opts=opts, phase=phase, max_sets=max_sets)
-    lab = Lab(device, flush_l2=True)
+    lab = CallPlan(device, flush_l2=True)
     for i in range(calls):
         timed_call(trial, lab, where=f"config {item['key']}, warm-up call", verify=i == 0)
     return trial, lab

@@ -42,12 +42,16 @@ def _parents() -> dict[int, int]:
     return out
 
 
-def descendants(pid: int | None = None, parents: dict[int, int] | None = None) -> list[int]:
-    """Every living descendant of ``pid`` (this process by default)."""
-    parents = _parents() if parents is None else parents
+def _kids(parents: dict[int, int]) -> dict[int, list[int]]:
     kids: dict[int, list[int]] = {}
     for child, parent in parents.items():
         kids.setdefault(parent, []).append(child)
+    return kids
+
+
+def descendants(pid: int | None = None, kids: dict[int, list[int]] | None = None) -> list[int]:
+    """Every living descendant of ``pid`` (this process by default); ``kids``: a map made by ``_kids``."""
+    kids = _kids(_parents()) if kids is None else kids
     todo, found = [pid or os.getpid()], []
     while todo:
         k = kids.get(todo.pop(), [])
@@ -87,12 +91,12 @@ def sweep(keep: frozenset[int] = frozenset(), since: int = 0, rounds: int = 200)
     after ``rounds`` passes."""
     killed, me = 0, os.getpid()
     for _ in range(rounds):
-        parents = _parents()
-        victims = [p for p, parent in parents.items() if parent == me and p not in keep and started(p) >= since]
+        kids = _kids(_parents())
+        victims = [p for p in kids.get(me, []) if p not in keep and started(p) >= since]
         if not victims:
             return killed
         for p in victims:
-            for d in [*descendants(p, parents), p]:
+            for d in [*descendants(p, kids), p]:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(d, signal.SIGKILL)
                     killed += 1

@@ -77,7 +77,7 @@ class Sample:
     wall_us: float = 0.0  # the judge's own clock around the order and its answer (a bound the kernel cannot lower)
 
 
-class Lab:
+class CallPlan:
     """How the judge has this config's calls made: the spin before each (``spin_cycles``), whether
     the kernel's process flushes the L2 first (``flush``)."""
 
@@ -88,7 +88,7 @@ class Lab:
 
 
 def timed_call(
-    trial: Trial, lab: Lab, *, where: str, verify: bool = True, profiled: bool = False, on_enqueued=None
+    trial: Trial, lab: CallPlan, *, where: str, verify: bool = True, profiled: bool = False, on_enqueued=None
 ) -> Sample:
     """One call of the kernel, the way every call is made (see the module's docstring)."""
     s, d = trial.prepare()
@@ -113,7 +113,7 @@ def _bus_id() -> str | None:
         return None
 
 
-def _sample_count(trial: Trial, lab: Lab, opts: dict, key: str) -> int:
+def _sample_count(trial: Trial, lab: CallPlan, opts: dict, key: str) -> int:
     """Warm up (compile; the first call checked), then size the sample count from the warm-up times."""
     if lab.device != "cuda":
         for i in range(opts["cpu_warmup"]):
@@ -159,7 +159,7 @@ def median_ci_pct(us: list[float], z: float = 1.96) -> float:
     return 100.0 * (xs[hi] - xs[lo]) / 2 / med
 
 
-def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts: dict) -> list[Sample]:
+def _samples(trial: Trial, lab: CallPlan, cap: int, key: str, clocks: list[int], opts: dict) -> list[Sample]:
     """Timed calls in whole pool cycles: on a GPU with ``target_ci_pct`` set, ``min_samples`` first,
     then more until the median's 95% interval is within ``target_ci_pct`` % or ``cap`` is reached,
     or until most calls are host-bound (the profiler's GPU time, which decides, has its own
@@ -191,7 +191,7 @@ def _samples(trial: Trial, lab: Lab, cap: int, key: str, clocks: list[int], opts
 
 
 def profiled_calls(
-    trial: Trial, lab: Lab, calls: int, name: str, per_kernel: bool = False
+    trial: Trial, lab: CallPlan, calls: int, name: str, per_kernel: bool = False
 ) -> tuple[dict, list[Sample]]:
     """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler in the kernel's
     process: what its trace (file ``name`` in its scratch folder) says per call, and the calls' samples.
@@ -242,7 +242,7 @@ def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dic
     profiler's cross-check, and the rates of the median."""
     pool_sets = int(opts.get("pool_sets", 8))
     trial = Trial(ref, proc, item, device=device, opts=opts, phase="bench", max_sets=pool_sets)
-    lab = Lab(device, bool(opts.get("flush_l2", True)))
+    lab = CallPlan(device, bool(opts.get("flush_l2", True)))
     clocks: list[int] = []
     cap = _sample_count(trial, lab, opts, item["key"])
     samples = _samples(trial, lab, cap, item["key"], clocks, opts)
@@ -262,7 +262,7 @@ def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dic
     return rec
 
 
-def _method(lab: Lab, samples: list[Sample]) -> str:
+def _method(lab: CallPlan, samples: list[Sample]) -> str:
     """How the samples were timed; ``+host-bound`` when most calls' events include host time."""
     if lab.device != "cuda":
         return "cpu-interpreter"
@@ -276,7 +276,7 @@ def host_bound(samples: list[Sample], spin_us: float) -> bool:
     return 2 * sum(s.idle or s.host_us > spin_us for s in samples) > len(samples)
 
 
-def _samples_record(samples: list[Sample], lab: Lab) -> dict:
+def _samples_record(samples: list[Sample], lab: CallPlan) -> dict:
     """The timed samples and their statistics (median, host median, 20th and 80th percentiles)."""
     arr = np.asarray([s.us for s in samples])
     return {
@@ -326,7 +326,7 @@ def _waits(samples: list[Sample], busy: list[float | None]) -> list[float]:
     return [min(max(s.us - b, 0.0), s.host_us) if b is not None else 0.0 for s, b in zip(samples, busy, strict=True)]
 
 
-def _profiled_sessions(trial: Trial, lab: Lab, opts: dict) -> Profiled:
+def _profiled_sessions(trial: Trial, lab: CallPlan, opts: dict) -> Profiled:
     """Profiled calls in sessions of whole pool cycles: ``min_profile_calls`` first, then more while
     the median GPU time per call is not within ``target_ci_pct`` % and ``profile_calls`` allow (on a
     target of 0: ``profile_calls`` at once)."""
@@ -347,7 +347,7 @@ def _profiled_sessions(trial: Trial, lab: Lab, opts: dict) -> Profiled:
     return got
 
 
-def _profiler_record(trial: Trial, lab: Lab, opts: dict, rec: dict) -> dict:
+def _profiler_record(trial: Trial, lab: CallPlan, opts: dict, rec: dict) -> dict:
     """The profiler's GPU time per call (the median over the profiled calls), and the hidden-stream check."""
     out = {"event_null_us": _null_event_us(trial.proc), "profiled_seeds": []}
     try:

@@ -89,16 +89,19 @@ def recv_reply(sock: socket.socket, timeout_s: float) -> dict:
     return msg
 
 
-def number(msg: dict, key: str, default: float | None = None) -> float:
-    """A finite number from an answer of the kernel's process, or ValueError."""
-    v = msg.get(key, default)
+def _finite(v, key: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise ValueError(f"the kernel's process answered {key}={v!r}, not a finite number")
     return float(v)
+
+
+def number(msg: dict, key: str) -> float:
+    """A finite number from an answer of the kernel's process, or ValueError."""
+    return _finite(msg.get(key), key)
 
 
 def numbers(msg: dict, key: str) -> list[float]:
     v = msg.get(key)
     if not isinstance(v, list):
         raise ValueError(f"the kernel's process answered {key}={v!r}, not a list")
-    return [number({"x": x}, "x") for x in v]
+    return [_finite(x, key) for x in v]

@@ -111,9 +111,9 @@ def test_profiled_calls_stop_once_their_median_is_pinned_down(monkeypatch):
 def test_rows_whose_calls_left_the_gpu_idle_or_kept_the_host_past_the_spin_are_marked_host_bound():
     """A call that returned after the GPU had finished (a solve() that synchronises inside) has its
     end event queued late: most such calls mark the row; a few (a slow host now and then) do not."""
-    from kopt.measure.timing import Lab, Sample, _method
+    from kopt.measure.timing import CallPlan, Sample, _method
 
-    lab = Lab("cpu", flush_l2=False)
+    lab = CallPlan("cpu", flush_l2=False)
     lab.device = "cuda"  # _method reads only the device, the spin and whether the flush buffer exists
     calls = [Sample(1.0, 0, 0, 1.0, idle=True)] * 6 + [Sample(1.0, 0, 0, 1.0)] * 4
     assert _method(lab, calls) == "cuda-events+host-bound"
@@ -123,7 +123,7 @@ def test_rows_whose_calls_left_the_gpu_idle_or_kept_the_host_past_the_spin_are_m
     assert _method(lab, past_spin) == "cuda-events+host-bound"
     lab.spin_cycles = timing.spin_cycles_for(300.0)
     assert _method(lab, past_spin) == "cuda-events"
-    assert _method(Lab("cpu", flush_l2=False), calls) == "cpu-interpreter"
+    assert _method(CallPlan("cpu", flush_l2=False), calls) == "cpu-interpreter"
 
 
 def _under_profiler(median_us, host_us, ev_us, prof_host_us, spin_us=250.0, wait_us=None, idle_calls=0):
