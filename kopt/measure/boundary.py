@@ -66,7 +66,8 @@ class KernelProcess:
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.seq, self.loaded = 0, False
-        self.scratch = tempfile.mkdtemp(prefix="kopt-inside-")
+        # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
+        self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **kernel_cache(kernel)}
         self.proc = subprocess.Popen(

@@ -190,6 +190,7 @@ class Child:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.snakemake = _snakemake_pid()  # before the child starts: a Snakemake killed meanwhile is still seen gone
         self._logf = open(self.log, "ab")  # noqa: SIM115 - open for the child's life, closed by close()
+        env = {**(env or {}), "KOPT_SCRATCH_ROOT": str(tmp)}  # the kernel's scratch goes with this folder
         self.proc = _start(task, [str(self.req), str(self.out), str(self.prog)], self._logf, env, wrapper)
         self.since = reaper.started(self.proc.pid)
         Child.live.add(self.proc.pid)
