@@ -10,9 +10,15 @@ Pure (no torch, no I/O). Rules:
   * Decision: keep when a targeted class improved and no class regressed (an off-target improvement
     with nothing regressed is kept too); split-recommended when a targeted class improved while another
     regressed; otherwise discard (regression if a class regressed, else tie).
-  * Time basis: the profiler's GPU time per config when both the best and the candidate have it
-    for every config of a class (the script's CUDA-event median otherwise). Both deltas are
-    recorded. A keep needs both clocks: a class is improved only if the deciding clock improved
+  * Time basis: the GPU time per config when both the best and the candidate have it on the same
+    clock for every config of a class (the script's CUDA-event median otherwise): Nsight
+    Compute's, read outside the kernel's process (clock "ncu"), else torch.profiler's, recorded in
+    it ("in-process"). Both deltas are recorded. A keep on an in-process clock is labelled
+    untrusted (``untrusted``): the kernel's process could have written its times.
+  * Moved work: a class whose GPU time fell while the judge's own wall time per call (trusted,
+    ``walls``) did not fall with it, by more than WALL_TOL_PCT % of the call's wall time or
+    WALL_SLACK_US, is "disputed": work went where the GPU clock does not look (copies, memsets,
+    host work, a process the profiler does not follow). A keep needs both clocks: a class is improved only if the deciding clock improved
     and the script's median did not regress beyond noise; when the two clocks point in opposite
     directions beyond noise the class is "disputed", and a version with a disputed class is not
     kept (work moved to the host or into gaps shortens the GPU time while the call gets slower;
@@ -44,6 +50,15 @@ MAX_REPAIRS = 3
 
 DISAGREE_PTS = 5.0
 
+# The judge's wall time per call must fall with the GPU time, within this (module docstring).
+WALL_TOL_PCT = 2.0
+WALL_SLACK_US = 5.0
+
+UNTRUSTED = (
+    "untrusted: the clock that decided was read in the kernel's own process (no Nsight Compute record), "
+    "which could have written its times"
+)
+
 NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
 
 
@@ -67,6 +82,8 @@ class Candidate:
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
     evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
+    clock: str = "in-process"  # the clock of gpu_us: "ncu" (outside the kernel's process) or "in-process"
+    walls: dict[str, float] = field(default_factory=dict)  # config key -> the judge's wall µs per call
 
 
 @dataclass
@@ -159,6 +176,7 @@ def _start(state: dict, cand: Candidate, params: Params) -> _Step:
         "per_config": [],
         "per_class": [],
         "noise_pct": params.noise_pct,
+        "clock": cand.clock,
     }
     return _Step(cand, params, before, new, comp)
 
@@ -379,13 +397,17 @@ def _class_row(
     for "twice in a row" (None when there is none)."""
     best_gpu = best.get("gpu_us") or {}
     script_delta = (geomean(cand.medians[k] / best["medians"][k] for k in keys) - 1) * 100
-    use_gpu = all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
+    same_clock = best.get("clock", "in-process") == cand.clock
+    use_gpu = same_clock and all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
     gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
     delta = gpu_delta if use_gpu else script_delta
     verdict, note, small = _noise_verdict(delta, last_dir, params)
     clocks = None
     if use_gpu:
         clocks, verdict, note, small = _both_clocks(verdict, note, small, script_delta, gpu_delta, params)
+        moved = _moved_work(keys, cand, best)
+        if moved and verdict == "improved":
+            verdict, note, small = "disputed", moved, None
     disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
     if disagreement and use_gpu and verdict != "disputed":
         disagreement += "; the GPU time decides"
@@ -397,7 +419,7 @@ def _class_row(
         "candidate_gpu_us": geomean(cand.gpu_us[k] for k in keys) if use_gpu else None,
         "script_delta_pct": script_delta,
         "gpu_delta_pct": gpu_delta,
-        "basis": "profiler" if use_gpu else "script",
+        "basis": ("ncu" if cand.clock == "ncu" else "profiler") if use_gpu else "script",
         "delta_pct": delta,
         "clocks": clocks,
         "verdict": verdict,
@@ -406,6 +428,28 @@ def _class_row(
         "disagreement": disagreement,
     }
     return row, small
+
+
+def _moved_work(keys: list[str], cand: Candidate, best: dict) -> str | None:
+    """Where the GPU time fell and the judge's wall time per call did not fall with it (beyond
+    WALL_TOL_PCT % or WALL_SLACK_US), in words; None when it did, or a wall time is missing."""
+    walls = best.get("walls") or {}
+    out = []
+    for k in keys:
+        bw, cw = walls.get(k), cand.walls.get(k)
+        if not bw or not cw:
+            continue
+        gpu_fell = cand.gpu_us[k] - best["gpu_us"][k]
+        if gpu_fell < 0 and cw - bw > gpu_fell + max(WALL_TOL_PCT / 100 * bw, WALL_SLACK_US):
+            out.append(f"{k}: GPU time {gpu_fell:+.2f} us, the judge's wall time per call {cw - bw:+.2f} us")
+    if not out:
+        return None
+    return (
+        "disputed: the GPU time fell but the call did not get faster on the judge's own clock ("
+        + "; ".join(out)
+        + "): work moved where the GPU clock does not look (copies, memsets, host work); settle it by hand "
+        "with override: in the version's metadata"
+    )
 
 
 def _noise_verdict(delta: float, last_dir: int | None, params: Params) -> tuple[str, str | None, int | None]:
@@ -431,7 +475,7 @@ def _both_clocks(
     if {verdict, s_verdict} != {"improved", "regressed"}:
         return clocks, verdict, note, small
     note = (
-        f"disputed: the profiler's GPU time says {gpu_delta:+.2f}% ({clocks['gpu_time']}) but the script's "
+        f"disputed: the GPU time says {gpu_delta:+.2f}% ({clocks['gpu_time']}) but the script's "
         f"timer {script_delta:+.2f}% ({s_verdict}); a keep needs both clocks (settle it by hand with "
         "override: in the version's metadata)"
     )
@@ -500,7 +544,7 @@ def _disputed(step: _Step, disputed: list[str]) -> None:
     """Not kept while its clocks disagree, unless a person settled it (``override``), recorded as such."""
     comp, st, cand = step.comp, step.state, step.cand
     st["consecutive_regressions"] = 0
-    detail = f"the profiler's GPU time and the script's timer point in opposite directions on {disputed}"
+    detail = f"the clocks disagree on {disputed} (each class's note says how)"
     ov = cand.override
     if not ov:
         comp.update(decision="discard", reason="disputed", detail=detail + ": not kept without both clocks")
@@ -509,6 +553,8 @@ def _disputed(step: _Step, disputed: list[str]) -> None:
     comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
     if ov["decision"] == "keep":
         st["best"] = _best_of(cand)
+        if cand.clock != "ncu" and cand.evidence:
+            comp["untrusted"] = UNTRUSTED
 
 
 def _split_regressed(step: _Step, t_improved: list[str], regressed: list[str]) -> None:
@@ -541,6 +587,8 @@ def _keep(step: _Step, improved: list[str], targeted: set[str]) -> None:
     detail = f"improved {improved}" + (f" (outside the target: {off})" if off else "")
     step.comp.update(decision="keep", reason="improved", detail=detail)
     step.state.update(best=_best_of(step.cand), consecutive_regressions=0)
+    if step.cand.clock != "ncu" and step.cand.evidence:
+        step.comp["untrusted"] = UNTRUSTED
 
 
 def _regression(step: _Step, regressed: list[str]) -> None:
@@ -583,6 +631,8 @@ def _best_of(c: Candidate) -> dict:
         "version": c.version,
         "medians": dict(c.medians),
         "gpu_us": dict(c.gpu_us),
+        "clock": c.clock,
+        "walls": dict(c.walls),
         "target_reached": dict(c.target_reached) if c.target_reached is not None else None,
     }
 

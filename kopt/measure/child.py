@@ -63,6 +63,12 @@ def _prepare(req: dict, progress: Progress, proc):
     device = harness.select_device(req["device"])
     progress.device(device)
     ref = variants.load_reference(req["ref"])
+    _go(req, device, proc)
+    return device, ref, proc
+
+
+def _go(req: dict, device: str, proc) -> None:
+    """The kernel's process told its device and binding, and to import the kernel."""
     env = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "KOPT_GPU_UUID") if k in os.environ}
     proc.where = f"{req['kernel']}: import"
     proc.ask(
@@ -76,7 +82,6 @@ def _prepare(req: dict, progress: Progress, proc):
         }
     )
     proc.where = None
-    return device, ref, proc
 
 
 def _opts(req: dict) -> dict:
@@ -136,7 +141,49 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     if not all(r.get("ok") for r in checked["configs"]):
         return {"correctness": checked, "bench": None}
     progress.phase("bench", checked["env"])
-    return {"correctness": checked, "bench": _per_config(req, progress, _time(req), prepared, checked["env"])}
+    bench = _per_config(req, progress, _time(req), prepared, checked["env"])
+    if req.get("clock") and prepared[0] == "cuda":
+        progress.phase("clock")
+        _clock(req, prepared, bench)
+    return {"correctness": checked, "bench": bench}
+
+
+def _clock(req: dict, prepared, bench: dict) -> None:
+    """The clock that decides (kopt.measure.outside_clock): once the first kernel process has ended,
+    a second one under Nsight Compute runs every config's calls again; each bench record gets the GPU
+    time of its calls' launches, and the in-process clocks are held to it. A torch baseline (the
+    reference's own code, not under test) keeps its in-process figures when the clock cannot read it."""
+    import tempfile
+
+    from kopt.measure import outside_clock as oc
+
+    device, ref, first = prepared
+    first.end()
+    baseline = req["kernel"].startswith("torch:")
+    csv = Path(tempfile.mkdtemp(prefix="kopt-clock-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))) / "ncu_clock.csv"
+    ledger = oc.Ledger()
+    proc = oc.clock_process(
+        req["kernel"], csv, req["clock"], sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600)
+    )
+    try:
+        _go(req, device, proc)
+        oc.run_calls(ref, proc, req["configs_by_device"]["cuda"], opts=_opts(req), ledger=ledger)
+    finally:
+        _end_kernel(proc)
+    try:
+        clocked = oc.per_call(oc.read_record(csv), ledger)
+    except KernelFault as e:
+        if not baseline:
+            raise
+        for rec in bench["configs"]:
+            rec["clock_note"] = f"{e}; the in-process figures stand (a torch baseline)"
+        return
+    for rec in bench["configs"]:
+        got = clocked[rec["key"]]
+        rec.update(clock=oc.CLOCK_NAME, gpu_us=got["gpu_us"], gpu_ci_pct=got["gpu_ci_pct"])
+        rec.update(gpu_launches=got["gpu_launches"], clock_calls=got["calls"])
+        if not baseline:
+            oc.second_clocks(rec, got)
 
 
 def task_profile(req: dict, progress: Progress, proc) -> dict:

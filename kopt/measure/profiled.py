@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from kopt.measure.boundary import KernelProcess, copy_report
+from kopt.measure.boundary import KernelProcess
 from kopt.measure.timing import CallPlan, profiled_calls, timed_call
 from kopt.measure.trial import Trial
 
@@ -55,8 +55,7 @@ def profile_class(
     rec = {"class": cls, "config": cfg, "key": item["key"]}
     if device == "cuda":
         name = f"torch_trace.{re_safe(cls)}.json"
-        trace, samples = profiled_calls(trial, lab, calls, name, per_kernel=True)
-        copy_report(proc.scratch_file(name), raw_dir / name)  # the kernel process's own record
+        trace, samples = profiled_calls(trial, lab, calls, name, per_kernel=True, keep=raw_dir / name)
         kernels = trace.get("kernels") or []
         rec.update(
             backend="torch.profiler",

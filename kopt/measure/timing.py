@@ -20,19 +20,21 @@ the events do not see is caught). CPU figures say nothing about GPU performance.
 from __future__ import annotations
 
 import math
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from kopt.measure import wire
-from kopt.measure.boundary import KernelProcess
+from kopt.measure.boundary import KernelProcess, copy_report
 from kopt.measure.device import SPIN_CYCLES
 from kopt.measure.faults import KernelFault
 from kopt.measure.trial import Trial
-from kopt.profilers import gpus
+from kopt.profilers import gpus, torchtrace
 
 _perf_counter = time.perf_counter
 
@@ -191,10 +193,11 @@ def _samples(trial: Trial, lab: CallPlan, cap: int, key: str, clocks: list[int],
 
 
 def profiled_calls(
-    trial: Trial, lab: CallPlan, calls: int, name: str, per_kernel: bool = False
+    trial: Trial, lab: CallPlan, calls: int, name: str, per_kernel: bool = False, keep: Path | None = None
 ) -> tuple[dict, list[Sample]]:
     """``calls`` (whole pool cycles) timed-loop iterations under torch.profiler in the kernel's
-    process: what its trace (file ``name`` in its scratch folder) says per call, and the calls' samples.
+    process: what its trace says per call (read here, by the judge, from a copy: file ``name`` in
+    that process's scratch folder, copied to ``keep`` when given), and the calls' samples.
 
     The judge's own work (draws, poisoning, reference, comparison) runs in the judge's process,
     outside the trace; the kernel process's flush and spin lie in ``kopt::prep`` ranges, which
@@ -205,16 +208,19 @@ def profiled_calls(
         timed_call(trial, lab, where=f"config {trial.key}, profiled call {i}", profiled=True) for i in range(calls)
     ]
     where = f"config {trial.key}, profiled calls"
-    path = str(trial.proc.scratch_file(name))
-    out = _profiler_up(
-        trial.proc.ask({"op": "trace_end", "path": path, "calls": calls, "per_kernel": per_kernel, "where": where})
-    )
-    try:
-        out["per_call_us"] = wire.numbers(out, "per_call_us")
-        out["busy_us"] = [b if b >= 0 else None for b in wire.numbers(out, "busy_us")]
-    except ValueError as e:
-        raise KernelFault(f"{where}: {e}") from None
-    return out, samples
+    _profiler_up(trial.proc.ask({"op": "trace_end", "path": str(trial.proc.scratch_file(name)), "where": where}))
+    return _read_trace(trial.proc, name, calls, per_kernel, keep, where), samples
+
+
+def _read_trace(proc: KernelProcess, name: str, calls: int, per_kernel: bool, keep: Path | None, where: str) -> dict:
+    """The kernel process's trace, copied out of its reach, then summarised by the judge."""
+    with tempfile.TemporaryDirectory(prefix="kopt-trace-") as tmp:
+        dst = keep or Path(tmp) / name
+        try:
+            copy_report(proc.scratch_file(name), dst, limit_bytes=256 << 20)
+            return torchtrace.summary(torchtrace.load(dst), calls, per_kernel)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise KernelFault(f"{where}: the kernel process's trace is unreadable ({type(e).__name__}: {e})") from None
 
 
 class ProfilerUnavailable(RuntimeError):
@@ -289,6 +295,8 @@ def _samples_record(samples: list[Sample], lab: CallPlan) -> dict:
         "ci_pct": median_ci_pct(arr.tolist()) if len(samples) >= 6 else None,
         "method": _method(lab, samples),
         "spin_us": lab.spin_cycles / CYCLES_PER_US if lab.device == "cuda" else None,
+        "wall_us": float(np.median([s.wall_us for s in samples])),
+        "clock": "in-process",  # until an outside clock decides (kopt.measure.outside_clock)
         "samples": [
             {
                 "us": round(s.us, 4),
@@ -296,6 +304,7 @@ def _samples_record(samples: list[Sample], lab: CallPlan) -> dict:
                 "set": s.set,
                 "host_us": round(s.host_us, 2),
                 "wall_us": round(s.wall_us, 2),
+                "clock": "cuda-events" if lab.device == "cuda" else "cpu",
             }
             for s in samples
         ],

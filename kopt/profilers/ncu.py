@@ -31,6 +31,9 @@ METRICS = [
 ]
 NVTX_RANGE = "kopt-profile"
 CLASS_RANGE = "kopt-class "  # + the config class: the range inside NVTX_RANGE that names the class
+CLOCK_RANGE = (
+    "kopt-clock "  # + the label the judge chose for one call of the deciding clock (kopt.measure.outside_clock)
+)
 # ncu --nvtx: the column holding each launch's push/pop range stack, as
 # ``<tid>  "<domain>:<name>:<PL_Type>:<PL_Value>:<CLR_Type>:<Color>:<Msg_Type>:<Msg>"  ...``
 NVTX_COLUMN = "thread Domain:Push/Pop_Range"
@@ -70,15 +73,23 @@ def command(
     return cmd
 
 
-def timing_command(ncu: str, log_file: str, kernel_regex: str) -> list[str]:
-    """The ncu prefix for an external benchmark command (a ``command`` target): only the GPU time of
-    every launch whose name matches ``kernel_regex``, in any process the command starts; NVTX
-    ranges are recorded so launches inside ``kopt-class <class>`` ranges are told apart."""
+def clock_command(ncu: str, log_file: str) -> list[str]:
+    """The ncu prefix of a deciding clock: the GPU time (``gpu__time_duration``, one pass, no replay)
+    of every launch of the wrapped process and of any process it starts, with each launch's NVTX
+    ranges; no cache control (whoever orders the calls flushes the L2) and no clock control (the GPU
+    runs at the clocks it runs at unprofiled)."""
     return [
         *[ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"],
         *["--cache-control", "none", "--metrics", "gpu__time_duration.sum", "--nvtx"],
-        *["--target-processes", "all", "--kernel-name", f"regex:{kernel_regex}", "--log-file", log_file],
+        *["--target-processes", "all", "--log-file", log_file],
     ]
+
+
+def timing_command(ncu: str, log_file: str, kernel_regex: str) -> list[str]:
+    """The ncu prefix for an external benchmark command (a ``command`` target): ``clock_command``'s,
+    for the launches whose name matches ``kernel_regex`` only; launches inside ``kopt-class
+    <class>`` ranges are told apart."""
+    return [*clock_command(ncu, log_file), "--kernel-name", f"regex:{kernel_regex}"]
 
 
 def number(text: str | None) -> float | None:
@@ -117,7 +128,8 @@ def parse_details(text: str) -> list[dict]:
                 "grid": r.get("Grid Size"),
                 "device": r.get("Device"),
                 "cc": r.get("CC"),
-                "class": nvtx_class(next((v for k, v in r.items() if k and k.startswith(NVTX_COLUMN)), None)),
+                "process": r.get("Process ID"),
+                "nvtx": next((v for k, v in r.items() if k and k.startswith(NVTX_COLUMN)), None),
                 "metrics": {},
                 "rules": [],
             },
@@ -136,6 +148,8 @@ def parse_details(text: str) -> list[dict]:
         name = r.get("Metric Name")
         if name:
             ln["metrics"][(r.get("Section Name", ""), name)] = (r.get("Metric Value"), r.get("Metric Unit", ""))
+    for ln in launches.values():
+        ln["class"] = nvtx_class(ln["nvtx"])
     return list(launches.values())
 
 
@@ -224,6 +238,21 @@ def normalise(ln: dict) -> dict:
 
 def parse(text: str) -> list[dict]:
     return [normalise(ln) for ln in parse_details(text)]
+
+
+def clock_launches(text: str) -> list[dict]:
+    """A deciding clock's launches (``clock_command``), in the order Nsight Compute profiled them:
+    process, kernel, the innermost ``kopt-clock`` label on the launching thread's NVTX stack (None
+    when there is none), and the GPU time in µs (None when ncu reported none)."""
+    return [
+        {
+            "process": ln["process"],
+            "kernel": ln["kernel"],
+            "label": nvtx_class(ln["nvtx"], CLOCK_RANGE),
+            "us": _time_us(ln, "gpu__time_duration.sum", "Duration"),
+        }
+        for ln in parse_details(text)
+    ]
 
 
 def _dims(text: str | None) -> list[int] | None:

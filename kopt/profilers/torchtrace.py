@@ -164,6 +164,20 @@ def per_call_us(trace: dict, calls: int) -> list[float]:
     return [x + spread / calls for x in per]
 
 
+def summary(trace: dict, calls: int, per_kernels: bool = False) -> dict:
+    """What a trace of ``calls`` calls says per call: the number of GPU events, each call's GPU time
+    and busy time (None where no work of its own), and (``per_kernels``) its kernels."""
+    events = gpu_events(trace)
+    out = {
+        "gpu_events": len(events),
+        "per_call_us": per_call_us(trace, calls) if events else [],
+        "busy_us": call_busy_us(trace),
+    }
+    if per_kernels:
+        out["kernels"] = per_kernel(events, calls)
+    return out
+
+
 def gpu_us_per_call(trace: dict, calls: int) -> float | None:
     """The kernel's GPU time per call: the median over calls of all its kernels, memsets and
     copies, on every stream (the median, like the timer's, so one disturbed call does not move it)."""

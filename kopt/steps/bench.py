@@ -102,6 +102,10 @@ def timed(outcome: ChildOutcome, req: dict, env: dict | None) -> Timing:
         if "median_us" in r:
             row.update({k: r.get(k) for k in MEASURED})
             t.samples += [{"config_key": r["key"], "sample": i, **s} for i, s in enumerate(r["samples"])]
+            t.samples += [
+                {"config_key": r["key"], "sample": i, **s, "clock": "ncu"}
+                for i, s in enumerate(r.get("clock_calls") or [])
+            ]
             extra = {"l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
             t.inputs[r["key"]] = {**r["inputs"], **extra}
         else:
@@ -123,7 +127,7 @@ def phases(outcome: ChildOutcome) -> tuple[ChildOutcome, ChildOutcome | None]:
         res = outcome.result
         check = ChildOutcome("ok", result=res["correctness"], **shared)
         return check, (ChildOutcome("ok", result=res["bench"], **shared) if res["bench"] else None)
-    if outcome.phase != "bench":  # the child failed before or while checking
+    if outcome.phase not in ("bench", "clock"):  # the child failed before or while checking
         return outcome, None
     first = outcome.phases["bench"]
     checked_part = {"device": outcome.device, "env": outcome.env, "configs": outcome.records[:first]}

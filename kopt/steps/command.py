@@ -308,7 +308,8 @@ def bench(
         records, err, _ = _judged(ws, b["kernel"], b, settings, log, ws.command.repeats, Path(out_runs))
         if device == "cuda" and not err:
             gpu, note = kernel_gpu_us(ws, b, settings, log, Path(out_runs) / "profiler")
-        rows = [_bench_row(r, device, method, gpu) for r in records] or [
+        outside = bool(gpu) and choose_backend(settings.get("profiler", "auto"), "cuda") == "ncu"
+        rows = [_bench_row(r, device, method, gpu, outside) for r in records] or [
             _cells(c, "failed", device, method, err) for c in corr["configs"]
         ]
     cols = list(corr["configs"][0]["config"]) if corr["configs"] else []
@@ -329,15 +330,19 @@ def _cells(c: dict, status: str, device: str, method: str, error: str | None) ->
     return {**config_cells(c), "status": status, "device": device, "method": method, "error": error}
 
 
-def _bench_row(r: dict, device: str, method: str, gpu: dict[str, float]) -> dict:
-    """A config's bench.csv row: the median of its runs' time column, and the kernel's GPU time."""
+def _bench_row(r: dict, device: str, method: str, gpu: dict[str, float], outside: bool = False) -> dict:
+    """A config's bench.csv row: the median of its runs' time column, and the kernel's GPU time
+    (``outside``: Nsight Compute's, recorded outside the command's processes: the ncu clock)."""
 
     t = np.asarray(r["times_us"])
     row = _cells(
         r, "ok" if r["ok"] else "failed", device, method, None if r["ok"] else f"config {r['key']}: {r['reason']}"
     )
     row.update(median_us=r["median_us"], p20_us=float(np.percentile(t, 20)), p80_us=float(np.percentile(t, 80)))
-    row.update(n_samples=len(t), profiler_us=gpu.get(r["key"], gpu.get(r["class"], gpu.get("*"))))
+    gpu_us = gpu.get(r["key"], gpu.get(r["class"], gpu.get("*")))
+    row.update(n_samples=len(t), profiler_us=gpu_us, clock="ncu" if outside and gpu_us else "in-process")
+    if outside:
+        row["gpu_us"] = gpu_us
     return row
 
 

@@ -69,7 +69,20 @@ def child_request(
         "opts": params.get("bench", {}),
         "inputs": params.get("inputs", {}),
         "builds": libraries,
+        "clock": clock_tool(params.get("bench", {})),
     }
+
+
+def clock_tool(bench: dict) -> str | None:
+    """The Nsight Compute executable of the clock that decides on a GPU (``bench.clock``: ``auto``,
+    ncu when it is found; a path; ``in-process``: none), or None (the in-process clocks decide,
+    labelled so)."""
+    import shutil
+
+    want = str(bench.get("clock", "auto"))
+    if want == "in-process":
+        return None
+    return shutil.which("ncu" if want == "auto" else want)
 
 
 def write_json(path: str | Path, obj) -> None:

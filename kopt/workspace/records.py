@@ -70,6 +70,7 @@ class ChildRequest(Closed):
     wrapper: list[str] | None = None  # a profiler that wraps the kernel's process (not the judge)
     sandbox: bool = True  # Landlock around the kernel's process (kopt.inside.sandbox)
     call_timeout_s: float | None = None  # the judge's limit on one answer of the kernel's process
+    clock: str | None = None  # Nsight Compute's executable: the clock that decides (kopt.measure.outside_clock)
 
 
 class HardwareRequest(Closed):
@@ -126,6 +127,12 @@ class BenchRow(Open):
     method: str | None = None
     error: str | None = None
     profiler_note: str | None = None  # why the profiler gave no time, or a torch baseline's profiled-call dispute
+    clock: str | None = None  # what decides: "ncu" (gpu_us, outside the kernel's process), "in-process", "judge" (CPU)
+    gpu_us: float | None = None  # Nsight Compute: the GPU time of a call's launches, mean over the clocked calls
+    gpu_ci_pct: float | None = None  # half-width of the 95% interval of their median, % of it
+    gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
+    wall_us: float | None = None  # the judge's own clock around each timed call's order and answer (median)
+    clock_note: str | None = None  # why a torch baseline has no outside clock
 
 
 BENCH_COLUMNS = list(BenchRow.model_fields)
@@ -144,6 +151,8 @@ class SampleRow(Closed):
     seed: int | None = None
     set: int | None = None
     wall_us: float | None = None  # the judge's clock around the call's order and answer (trusted)
+    clock: str | None = None  # which clock timed this sample: cuda-events, ncu (gpu time of its launches), cpu
+    launches: float | None = None  # ncu: the call's kernel launches
 
 
 class ConfigCheck(Open):
@@ -313,6 +322,8 @@ class Compare(Closed):
     dispatch: dict | None = None
     override: Any = None
     override_ignored: Any = None
+    clock: str | None = None  # the clock of the GPU times: ncu (outside the kernel's process) or in-process
+    untrusted: str | None = None  # a keep decided on a clock the kernel's process could write
 
 
 class NextAction(Open):

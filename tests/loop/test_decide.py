@@ -244,7 +244,7 @@ def test_a_repair_of_a_correct_version_is_refused():
 
 # --- what compare.json holds, key for key -------------------------------------------------------
 
-HEAD = ["version", "best_before", "per_config", "per_class", "noise_pct"]
+HEAD = ["version", "best_before", "per_config", "per_class", "noise_pct", "clock"]
 
 
 TAIL = ["best_after", "state"]
@@ -254,7 +254,7 @@ def test_comparison_keys_keep_their_order():
     """compare.json is written in the comparison's key order: each path adds its keys in one place."""
     comps, st = fold([cand("v0"), cand("v1", 9.0, 50.0)], P)
     assert list(comps[0]) == HEAD + ["decision", "reason", "detail"] + TAIL
-    assert list(comps[1]) == HEAD + ["review", "decision", "reason", "detail"] + TAIL
+    assert list(comps[1]) == HEAD + ["review", "decision", "reason", "detail", "untrusted"] + TAIL
     assert list(st) == list(initial_state())
     comps, _ = fold([cand("v0"), cand("v1", 80, 110)], P)
     assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "split"] + TAIL
@@ -263,12 +263,12 @@ def test_comparison_keys_keep_their_order():
     assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "evidence"] + TAIL
     why = {"decision": "keep", "reason": "measured end to end"}
     comps, _ = fold([clocked("v0", 100.0, 100.0), clocked("v1", 120.0, 95.0, override=why)], P)
-    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "override"] + TAIL
+    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "override", "untrusted"] + TAIL
     comps, _ = fold([clocked("v0", 100.0, 100.0), clocked("v1", 90.0, 90.0, override=why)], P)
-    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "override_ignored"] + TAIL
+    assert list(comps[1]) == HEAD + ["decision", "reason", "detail", "untrusted", "override_ignored"] + TAIL
     fix = Candidate(**{**cand("v2", 90, 90).__dict__, "repair_of": "v1"})
     comps, _ = fold([cand("v0"), cand("v1", status="incorrect"), fix], P)
-    assert list(comps[2]) == HEAD + ["repair_of", "decision", "reason", "detail"] + TAIL
+    assert list(comps[2]) == HEAD + ["repair_of", "decision", "reason", "detail", "untrusted"] + TAIL
 
 
 def test_a_dispatch_on_other_configs_is_recorded_then_failed():
@@ -425,3 +425,41 @@ def test_timers_that_differ_by_more_than_5pct_are_flagged():
     assert "differ by more than 5%" in cls["disagreement"]
     comps, _ = dec.fold([_cand("v0", {"a": 100.0}, {"a": 99.0}), _cand("v1", {"a": 90.0}, {"a": 89.0})], dec.Params())
     assert comps[1]["per_class"][0]["disagreement"] is None
+
+
+# --- the clock that decides (issue 31) ------------------------------------------------------------
+
+
+def outside(v, gpu, wall, clock="ncu"):
+    """One config on a GPU clock, with the judge's wall time per call."""
+    return Candidate(
+        v, "ok", medians={"a1": gpu + 2.0}, class_of={"a1": "A"}, gpu_us={"a1": gpu}, clock=clock, walls={"a1": wall}
+    )
+
+
+def test_a_keep_on_the_outside_clock_is_trusted_and_one_on_the_in_process_clock_is_labelled():
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 90.0, 490.0)], P)
+    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["basis"] == "ncu"
+    assert "untrusted" not in comps[1] and comps[1]["clock"] == "ncu"
+    comps, _ = fold([outside("v0", 100.0, 500.0, "in-process"), outside("v1", 90.0, 490.0, "in-process")], P)
+    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["basis"] == "profiler"
+    assert comps[1]["untrusted"].startswith("untrusted: the clock that decided was read in the kernel's own process")
+
+
+def test_gpu_time_that_falls_while_the_call_does_not_is_work_moved_out_of_sight():
+    """Nsight Compute sees kernels only: a version that moves 30 us of a call into a copy looks 30 us
+    faster to it, while the judge's own wall time per call stays; not kept."""
+    comps, st = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 500.0)], P)
+    row = comps[1]["per_class"][0]
+    assert row["verdict"] == "disputed" and comps[1]["decision"] == "discard" and st["best"]["version"] == "v0"
+    assert "work moved where the GPU clock does not look" in row["note"] and "a1: GPU time -30.00 us" in row["note"]
+    # within the wall's tolerance (2% of 500 us): an honest gain whose call got faster by nearly as much
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 479.0)], P)
+    assert comps[1]["decision"] == "keep"
+
+
+def test_gpu_times_on_different_clocks_are_not_compared():
+    """A best timed by Nsight Compute and a candidate timed in its own process: the script's medians decide."""
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 50.0, 450.0, "in-process")], P)
+    row = comps[1]["per_class"][0]
+    assert row["basis"] == "script" and row["gpu_delta_pct"] is None
