@@ -82,7 +82,9 @@ class Candidate:
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
     evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
-    clock: str = "in-process"  # the clock of gpu_us: "ncu" (outside the kernel's process) or "in-process"
+    clock: str = (
+        "in-process"  # gpu_us's: "ncu" (outside the kernel's process), "in-process"; "judge": the CPU's medians
+    )
     walls: dict[str, float] = field(default_factory=dict)  # config key -> the judge's wall µs per call
 
 
@@ -419,7 +421,8 @@ def _class_row(
         "candidate_gpu_us": geomean(cand.gpu_us[k] for k in keys) if use_gpu else None,
         "script_delta_pct": script_delta,
         "gpu_delta_pct": gpu_delta,
-        "basis": ("ncu" if cand.clock == "ncu" else "profiler") if use_gpu else "script",
+        "basis": "profiler" if use_gpu else "script",
+        "gpu_clock": cand.clock if use_gpu else None,  # ncu: read outside the kernel's process
         "delta_pct": delta,
         "clocks": clocks,
         "verdict": verdict,

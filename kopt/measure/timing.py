@@ -71,10 +71,10 @@ PROFILED_SYNCED_HOST_FACTOR = 1.5
 
 @dataclass
 class Sample:
-    us: float  # the call on its clock: CUDA events on a GPU, perf_counter on the CPU
+    us: float  # the call on its clock: CUDA events on a GPU, the judge's round trip on the CPU
     seed: int
     set: int
-    host_us: float  # how long the call kept the host before returning (work the spin could hide)
+    host_us: float  # how long the call kept the host before returning, as the kernel's process reported it
     idle: bool = False  # the GPU had finished everything when the call returned (kopt.inside.calls)
     wall_us: float = 0.0  # the judge's own clock around the order and its answer (a bound the kernel cannot lower)
 
@@ -104,6 +104,8 @@ def timed_call(
         us, host_us = wire.number(answer, "us"), wire.number(answer, "host_us")
     except ValueError as e:
         raise KernelFault(f"{where}: {e}") from None
+    if lab.device != "cuda":  # the interpreter runs the call before answering: the judge's clock times it
+        us, host_us = wall_us, us
     return Sample(us, s.seed, s.index, host_us, bool(answer.get("idle")), wall_us)
 
 
@@ -296,7 +298,8 @@ def _samples_record(samples: list[Sample], lab: CallPlan) -> dict:
         "method": _method(lab, samples),
         "spin_us": lab.spin_cycles / CYCLES_PER_US if lab.device == "cuda" else None,
         "wall_us": float(np.median([s.wall_us for s in samples])),
-        "clock": "in-process",  # until an outside clock decides (kopt.measure.outside_clock)
+        # on a GPU until an outside clock decides (kopt.measure.outside_clock); on the CPU the judge's round trip
+        "clock": "in-process" if lab.device == "cuda" else "judge",
         "samples": [
             {
                 "us": round(s.us, 4),
@@ -304,7 +307,7 @@ def _samples_record(samples: list[Sample], lab: CallPlan) -> dict:
                 "set": s.set,
                 "host_us": round(s.host_us, 2),
                 "wall_us": round(s.wall_us, 2),
-                "clock": "cuda-events" if lab.device == "cuda" else "cpu",
+                "clock": "cuda-events" if lab.device == "cuda" else "judge",
             }
             for s in samples
         ],

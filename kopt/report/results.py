@@ -35,13 +35,21 @@ class VersionData:
 
     def fold_times(self) -> dict[str, dict[str, float]] | None:
         """The per-config times the decision fold recorded for this version, on both clocks
-        ({"script": medians, "profiler": GPU times, only where the profiler gave one}): compare.json's
+        ({"script": medians, "profiler": GPU times, only where there is one; "clock": whose GPU times,
+        "walls": the judge's wall time per call}): compare.json's
         ``state.best`` after a baseline or a keep, which is this version. None for a version that
         did not become the best (its times are in its comparison rows, per class)."""
         best = (self.compare.get("state") or {}).get("best") or {}
         if best.get("version") != self.name:
             return None
-        return {"script": dict(best.get("medians") or {}), "profiler": dict(best.get("gpu_us") or {})}
+        return {
+            "script": dict(best.get("medians") or {}),
+            "profiler": dict(best.get("gpu_us") or {}),
+            "clock": best.get(
+                "clock", "in-process"
+            ),  # the GPU times': ncu (outside the kernel's process) or in-process
+            "walls": dict(best.get("walls") or {}),
+        }
 
     def clock(self) -> str:
         """The clock this version's own times are given on: the profiler's GPU time when the fold

@@ -14,6 +14,7 @@ from kopt.loop.state import describe_next
 from kopt.report.render import render
 from kopt.report.results import KEPT, Results, VersionData, class_geomean
 from kopt.workspace.commands import for_target
+from kopt.workspace.records import gpu_times
 
 CLOCK_WORDS = {"profiler": "the profiler's GPU time", "script": "the script's median"}
 
@@ -38,6 +39,32 @@ def change_pct(v: VersionData) -> float | None:
     return math.expm1(log) * 100
 
 
+CLOCK_LINES = {
+    "ncu": "clock: ncu. The GPU time that decides is Nsight Compute's, recorded outside the kernel's process.",
+    "in-process": (
+        "clock: in-process. There was no Nsight Compute record: the GPU time that decides was recorded in the "
+        "kernel's own process, which could have written it. Keeps on it are marked untrusted."
+    ),
+    "judge": (
+        "clock: judge. The judge's own round trip around each interpreter call decides, not the kernel "
+        "process's own perf_counter."
+    ),
+}
+
+
+def clocks(res: Results) -> list[str]:
+    """What each clock that timed a version in this run means (CLOCK_LINES), in order of first use."""
+    seen = dict.fromkeys(
+        v.compare.get("clock") for v in res.versions if v.compare.get("per_config") or v.decision == "baseline"
+    )
+    return [CLOCK_LINES[c] for c in seen if c in CLOCK_LINES]
+
+
+def status_of(v: VersionData) -> str:
+    """A version's decision, marked when its keep rests on a clock the kernel's process could write."""
+    return f"{v.decision} (untrusted)" if v.compare.get("untrusted") else v.decision
+
+
 def performance_rows(res: Results) -> list[dict]:
     """Baseline and kept versions: their times as the fold recorded them (both clocks, geometric
     means over all configs) and their change against the best before them (compare.json)."""
@@ -53,7 +80,7 @@ def performance_rows(res: Results) -> list[dict]:
                 "version": v.name,
                 "hash": ((v.compare.get("provenance") or {}).get("kernel_sha256") or "")[:12],
                 "commit": ((v.compare.get("provenance") or {}).get("commit") or "")[:12],
-                "status": v.decision,
+                "status": status_of(v),
                 "command": for_target(res.command, f"results/{v.name}/compare.json"),
                 "target": ", ".join(tc) if isinstance(tc, list) else tc,
                 "hottest": v.hottest() or "-",
@@ -80,7 +107,7 @@ def class_rows(res: Results) -> dict[str, list[dict]]:
             rows.append(
                 {
                     "version": v.name,
-                    "status": v.decision,
+                    "status": status_of(v),
                     "script_us": class_geomean(t["script"], keys),
                     "gpu_us": class_geomean(t["profiler"], keys),
                     "change_pct": v.per_class(cls).get("delta_pct"),
@@ -176,6 +203,8 @@ def render_performance(res: Results, recommended: list[dict] | None = None) -> s
         env=res.env,
         device=res.last.compare.get("device"),
         method=res.last.compare.get("method"),
+        clocks=clocks(res),
+        untrusted=[v.name for v in res.versions if v.compare.get("untrusted")],
     )
 
 
@@ -184,15 +213,17 @@ def render_performance(res: Results, recommended: list[dict] | None = None) -> s
 AGAINST = {"v0": "v0", "eager": "torch eager", "compile": "torch.compile"}
 
 
-def bench_times(df: pd.DataFrame | None) -> dict[str, dict[str, float]] | None:
-    """A torch baseline's bench.csv as the fold reads a version's (rule `compare`): the script's
-    medians and the profiler's GPU times where it gave one; None unless every config ran."""
+def bench_times(df: pd.DataFrame | None) -> dict | None:
+    """A torch baseline's bench.csv as the fold reads a version's (rule `compare`, through
+    ``gpu_times``): the script's medians and the GPU times on their clock; None unless every config ran."""
     if df is None or not len(df) or (df["status"] != "ok").any():
         return None
-    gpu = df[df["profiler_us"].notna() & (df["profiler_us"] > 0)] if "profiler_us" in df else df.iloc[:0]
+    gpu = gpu_times(df)
     return {
         "script": {r.config_key: float(r.median_us) for r in df.itertuples()},
-        "profiler": {r.config_key: float(r.profiler_us) for r in gpu.itertuples()},
+        "profiler": gpu["gpu_us"],
+        "clock": gpu["clock"],
+        "walls": gpu["walls"],
     }
 
 
@@ -221,8 +252,15 @@ def against(res: Results) -> dict[str, dict | None]:
             out[name] = None
             continue
         theirs = {"version": AGAINST[name], "medians": other["script"], "gpu_us": other["profiler"]}
+        theirs.update(clock=other["clock"], walls=other["walls"])
         cand = decide.Candidate(
-            best.name, "ok", medians=mine["script"], class_of=best.class_of(), gpu_us=mine["profiler"]
+            best.name,
+            "ok",
+            medians=mine["script"],
+            class_of=best.class_of(),
+            gpu_us=mine["profiler"],
+            clock=mine["clock"],
+            walls=mine["walls"],
         )
         comp, _ = decide.decide({**decide.initial_state(), "best": theirs}, cand, decide.Params())
         out[name] = comp if comp["per_class"] else None
@@ -310,7 +348,7 @@ def render_final(res: Results, plots: list[str]) -> str:
     path = [
         {
             "version": v.name,
-            "decision": v.decision,
+            "decision": status_of(v),
             "reason": v.compare.get("reason"),
             "detail": v.compare.get("detail"),
             "hypothesis": first_line(v.meta.get("hypothesis")),
@@ -330,6 +368,8 @@ def render_final(res: Results, plots: list[str]) -> str:
         state=res.state,
         plots=plots,
         clock=res.best.clock() if res.best else "script",
+        clocks=clocks(res),
+        untrusted=[v.name for v in res.versions if v.compare.get("untrusted")],
         device=res.last.compare.get("device"),
         method=res.last.compare.get("method"),
         baselines=baseline_problems(res),

@@ -21,13 +21,23 @@ from kopt.workspace.target import Workspace, load_workspace
 MEASURED = [c for c in BENCH_COLUMNS if c not in ("config_key", "config_class", "status", "device", "error")]
 NOTE_GPU = "median of CUDA-event samples, L2 flushed and outputs checked around every call"
 NOTE_CPU = "cpu-interpreter figures are Triton-interpreter timings on the CPU: not GPU performance"
-# who measured what (issue 30's boundary; kopt/inside/ runs in the kernel's process)
-CLOCK_GPU = (
-    "in-process: the CUDA events and torch.profiler's GPU time are recorded in the kernel's own process and "
-    "are its report of itself; the judge, which never runs the kernel's code, checked every call's outputs "
-    "from its own memory and timed each call's round trip on its own clock (samples' wall_us)"
-)
-CLOCK_CPU = "in-process: perf_counter in the kernel's own process around the Triton interpreter"
+# which clock decided (bench.csv's clock column; kopt/inside/ runs in the kernel's process)
+CLOCKS = {
+    "ncu": (
+        "ncu: the GPU time of every launch, recorded by Nsight Compute outside the kernel's process and read by "
+        "the judge (kopt.measure.outside_clock), decides (gpu_us); the CUDA events and torch.profiler, recorded in "
+        "the kernel's process, are second clocks held to it; the judge's own wall time per call (wall_us) bounds "
+        "work Nsight Compute does not see (copies, memsets, host work)"
+    ),
+    "in-process": (
+        "in-process: no Nsight Compute record; the CUDA events and torch.profiler's GPU time were recorded in the "
+        "kernel's own process, which could have written them: a keep on them is labelled untrusted"
+    ),
+    "judge": (
+        "judge: the judge's own clock around each call's order and answer decides (the interpreter finishes the "
+        "call before it answers); the kernel process's own perf_counter is kept as host_us, its report of itself"
+    ),
+}
 NOTE_INPUTS = (
     "every call draws fresh inputs (a new seed) into one of a pool of input sets visited in random cycles "
     "(the timed and profiled calls are whole cycles); each call's outputs are checked against the reference of its own inputs"
@@ -149,7 +159,7 @@ def _meta(version: str, t: Timing, params: dict, limit_check: dict | None, prove
         "timing": {
             "method": method,
             "note": NOTE_CPU if t.device == "cpu" else NOTE_GPU,
-            "clock": CLOCK_CPU if t.device == "cpu" else CLOCK_GPU,
+            "clock": [CLOCKS[c] for c in dict.fromkeys(r.get("clock") for r in t.rows) if c in CLOCKS],
             "opts": params.get("bench", {}),
         },
         "physical_limit": limit_check,

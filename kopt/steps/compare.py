@@ -14,7 +14,7 @@ from kopt.loop import decide as dec
 from kopt.loop.state import record
 from kopt.steps.common import write_json
 from kopt.workspace.provenance import hashes, now
-from kopt.workspace.records import config_columns
+from kopt.workspace.records import config_columns, gpu_times
 from kopt.workspace.target import load_workspace
 
 
@@ -55,28 +55,12 @@ def candidate(
         target_classes=None if "all" in tcs else tcs,
         hypothesis=meta.get("hypothesis", ""),
         files=[kernel],
-        **(_gpu_clock(df) if ok else {}),
+        **(gpu_times(df) if ok else {}),
         target_reached={c["class"]: bool(c["target_reached"]) for c in bottleneck["classes"]}
         if ok and evidence and bottleneck and bottleneck.get("status") == "ok"
         else None,
         evidence=bool(evidence),
     )
-
-
-def _gpu_clock(df: pd.DataFrame) -> dict:
-    """The GPU times of the fold (``gpu_us``), the clock they are on, and the judge's wall time per
-    call (``walls``): Nsight Compute's when every config has it (clock ncu), else torch.profiler's
-    (in-process)."""
-
-    def column(name: str) -> dict[str, float]:
-        if name not in df:
-            return {}
-        return {r.config_key: float(getattr(r, name)) for r in df.itertuples() if pd.notna(getattr(r, name))}
-
-    ncu_us, walls = column("gpu_us"), column("wall_us")
-    if ncu_us and len(ncu_us) == len(df) and all(v > 0 for v in ncu_us.values()):
-        return {"gpu_us": ncu_us, "clock": "ncu", "walls": walls}
-    return {"gpu_us": {k: v for k, v in column("profiler_us").items() if v > 0}, "clock": "in-process", "walls": walls}
 
 
 def compare(

@@ -138,6 +138,25 @@ class BenchRow(Open):
 BENCH_COLUMNS = list(BenchRow.model_fields)
 
 
+def gpu_times(df: pd.DataFrame) -> dict:
+    """A bench.csv's GPU times as the decision fold takes them (``gpu_us``), the clock they are on
+    (``clock``) and the judge's wall time per call (``walls``): Nsight Compute's when every config
+    has it (clock ncu, read outside the kernel's process), else torch.profiler's where it gave one
+    (in-process); none on the CPU, whose medians are the judge's own round trips (clock judge)."""
+
+    def column(name: str) -> dict[str, float]:
+        if name not in df:
+            return {}
+        return {r.config_key: float(getattr(r, name)) for r in df.itertuples() if pd.notna(getattr(r, name))}
+
+    ncu_us, walls = column("gpu_us"), column("wall_us")
+    if len(df) and "clock" in df and (df["clock"] == "judge").all():  # the CPU: the judge's round trip
+        return {"gpu_us": {}, "clock": "judge", "walls": walls}
+    if ncu_us and len(ncu_us) == len(df) and all(v > 0 for v in ncu_us.values()):
+        return {"gpu_us": ncu_us, "clock": "ncu", "walls": walls}
+    return {"gpu_us": {k: v for k, v in column("profiler_us").items() if v > 0}, "clock": "in-process", "walls": walls}
+
+
 def config_columns(df: pd.DataFrame) -> list[str]:
     """bench.csv's config columns: every column that is not one of BenchRow's."""
     return [c for c in df.columns if c not in BENCH_COLUMNS]

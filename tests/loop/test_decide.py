@@ -439,10 +439,10 @@ def outside(v, gpu, wall, clock="ncu"):
 
 def test_a_keep_on_the_outside_clock_is_trusted_and_one_on_the_in_process_clock_is_labelled():
     comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 90.0, 490.0)], P)
-    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["basis"] == "ncu"
+    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["gpu_clock"] == "ncu"
     assert "untrusted" not in comps[1] and comps[1]["clock"] == "ncu"
     comps, _ = fold([outside("v0", 100.0, 500.0, "in-process"), outside("v1", 90.0, 490.0, "in-process")], P)
-    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["basis"] == "profiler"
+    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["gpu_clock"] == "in-process"
     assert comps[1]["untrusted"].startswith("untrusted: the clock that decided was read in the kernel's own process")
 
 
@@ -462,4 +462,4 @@ def test_gpu_times_on_different_clocks_are_not_compared():
     """A best timed by Nsight Compute and a candidate timed in its own process: the script's medians decide."""
     comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 50.0, 450.0, "in-process")], P)
     row = comps[1]["per_class"][0]
-    assert row["basis"] == "script" and row["gpu_delta_pct"] is None
+    assert row["basis"] == "script" and row["gpu_delta_pct"] is None and row["gpu_clock"] is None

@@ -162,3 +162,49 @@ def test_a_sweep_of_many_ended_processes_takes_one_scan_a_round():
     reaper.sweep()
     assert time.monotonic() - t0 < 5
     assert not [p for p in pids if os.path.exists(f"/proc/{p}")]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_kernel_whose_own_clock_runs_slow_changes_no_figure_on_the_cpu(
+    tiny, tmp_path, run_params, attack, monkeypatch, lazy
+):
+    """Issue 31: perf_counter and the events' elapsed_time at half speed in the kernel's process,
+    where kopt's code there holds them, after making the Guard (the tripwire there) blind, at import
+    or lazily from a garbage-collector callback. On the CPU the judge's own round trip times each
+    call: the medians are the judge's, and the kernel's own figure (host_us) is only its report.
+    (On a GPU Nsight Compute's record decides and holds the events: tests/gpu/test_gpu_clock.py.)"""
+    import numpy as np
+
+    if lazy:
+        monkeypatch.setenv("KOPT_ATTACK_LAZY", "1")
+    corr, df, out = run_version(tiny, ATTACKS / "slows_its_clock.py", run_params, tmp_path)
+    assert attack() == ["patched perf_counter and Event.elapsed_time x0.5" + (" lazily" if lazy else "")]
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
+    samples = pd.read_csv(out / "bench_samples.csv")
+    for key, mine in samples.groupby("config_key"):
+        row = df[df["config_key"] == key].iloc[0]
+        assert row["clock"] == "judge" and row["median_us"] == pytest.approx(
+            float(np.median(mine["wall_us"])), rel=1e-4
+        )
+        # the kernel's own clock said about half of each call's time
+        assert (mine["host_us"] < 0.6 * mine["wall_us"]).all(), mine[["host_us", "wall_us"]]
+
+
+def test_statistics_patched_in_the_kernels_process_change_no_figure(tiny, tmp_path, run_params, attack):
+    """Issue 31: numpy's, statistics' and sorted's results halved, and kopt's own trace reader and
+    interval, in the kernel's process: the judge computes every figure from its own per-call
+    records, so each bench.csv median is the median of the judge's samples, and on the judge's clock."""
+    import numpy as np
+
+    corr, df, out = run_version(tiny, ATTACKS / "patches_statistics.py", run_params, tmp_path)
+    assert attack() == [
+        "patched numpy.median, numpy.percentile, statistics, sorted, torchtrace.per_call_us, median_ci_pct"
+    ]
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
+    samples = pd.read_csv(out / "bench_samples.csv")
+    for key, mine in samples.groupby("config_key"):
+        row = df[df["config_key"] == key].iloc[0]
+        assert row["clock"] == "judge" and set(mine["clock"]) == {"judge"}
+        assert row["median_us"] == pytest.approx(float(np.median(mine["us"])), rel=1e-5)
+        assert mine["us"].values == pytest.approx(mine["wall_us"].values, abs=0.01)
+        assert row["host_us"] == pytest.approx(float(np.median(mine["host_us"])), rel=1e-4)  # not halved either

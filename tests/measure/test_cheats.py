@@ -102,8 +102,8 @@ def test_the_gc_walker_finds_an_expected_output_that_is_there(tmp_path, monkeypa
 
 
 def _candidate(version: str, out: Path, df, gpu_scale: float | None, tiny: Path) -> dec.Candidate:
-    if gpu_scale is not None:  # a stub profiler: the GPU time the CPU cannot measure
-        df = df.assign(profiler_us=df["median_us"] * gpu_scale)
+    if gpu_scale is not None:  # a stub profiler: the GPU time the CPU cannot measure, on a GPU's clock
+        df = df.assign(profiler_us=df["median_us"] * gpu_scale, clock="in-process")
     return candidate(version, str(out / "correctness.json"), df, {}, str(tiny / "kernels" / f"{version}.py"))
 
 
@@ -115,7 +115,7 @@ def test_work_moved_to_the_host_is_disputed_not_kept(tiny, tmp_path, run_params)
     assert corr["status"] == "pass" and (host_df["status"] == "ok").all()
     base = _candidate("v0", base_out, base_df, 1.0, tiny)
     shifted = _candidate("v1", host_out, host_df, None, tiny)
-    shifted.gpu_us = {k: base.gpu_us[k] * 0.95 for k in base.gpu_us}
+    shifted.gpu_us, shifted.clock = {k: base.gpu_us[k] * 0.95 for k in base.gpu_us}, base.clock
     comps, state = dec.fold([base, shifted], dec.Params())
     c = comps[1]
     assert c["decision"] == "discard" and c["reason"] == "disputed", c

@@ -105,7 +105,12 @@ def clock_csv(rows: list[tuple[str, str | None, str, float]]) -> str:
     w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
     for i, (pid, label, kernel, ns) in enumerate(rows):
         stack = f'{pid}  "<default domain>:{ncu.CLOCK_RANGE}{label}:none:none:none:none:none:none" ' if label else ""
-        cells = {"ID": str(i), "Process ID": pid, "Kernel Name": kernel, "Section Name": "Command line profiler metrics"}
+        cells = {
+            "ID": str(i),
+            "Process ID": pid,
+            "Kernel Name": kernel,
+            "Section Name": "Command line profiler metrics",
+        }
         cells.update({ncu.NVTX_COLUMN + ":PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg": stack})
         cells.update({"Metric Name": "gpu__time_duration.sum", "Metric Unit": "nsecond", "Metric Value": f"{ns:,.0f}"})
         w.writerow([cells.get(c, "") for c in cols])
