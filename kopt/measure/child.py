@@ -152,26 +152,18 @@ def _clock(req: dict, prepared, bench: dict) -> None:
     """The clock that decides (kopt.measure.outside_clock): once the first kernel process has ended,
     a second one under Nsight Compute runs every config's calls again; each bench record gets the GPU
     time of its calls' launches, and the in-process clocks are held to it. A torch baseline (the
-    reference's own code, not under test) keeps its in-process figures when the clock cannot read it."""
-    import tempfile
-
+    reference's own code, not under test) keeps its in-process figures when the clock cannot time it."""
     from kopt.measure import outside_clock as oc
 
     device, ref, first = prepared
     first.end()
     baseline = req["kernel"].startswith("torch:")
-    csv = Path(tempfile.mkdtemp(prefix="kopt-clock-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))) / "ncu_clock.csv"
-    ledger = oc.Ledger()
-    proc = oc.clock_process(
-        req["kernel"], csv, req["clock"], sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600)
-    )
     try:
-        _go(req, device, proc)
-        oc.run_calls(ref, proc, req["configs_by_device"]["cuda"], opts=_opts(req), ledger=ledger)
-    finally:
-        _end_kernel(proc)
-    try:
-        clocked = oc.per_call(oc.read_record(csv), ledger)
+        clocked = oc.clocked_configs(
+            ref, req["kernel"], req["configs_by_device"]["cuda"], tool=req["clock"], opts=_opts(req),
+            go=lambda proc: _go(req, device, proc), sandbox=req.get("sandbox", True),
+            timeout_s=req.get("call_timeout_s", 600),
+        )  # fmt: skip
     except KernelFault as e:
         if not baseline:
             raise
@@ -346,13 +338,7 @@ def _end_kernel(proc) -> None:
 
         reaper.sweep()
         return
-    import contextlib
-
-    from kopt.measure.wire import send_pickle
-
-    with contextlib.suppress(OSError):
-        send_pickle(proc.sock, {"op": "bye"})
-    proc.end(grace_s=120.0 if proc.wrapped else 2.0)  # Nsight Compute writes its report once its target left
+    proc.finish()
 
 
 if __name__ == "__main__":

@@ -29,8 +29,10 @@ wall time per call bounds it (kopt.loop.decide).
 
 from __future__ import annotations
 
+import os
 import secrets
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,9 +72,21 @@ class Ledger:
     calls: list[Call] = field(default_factory=list)
 
 
-def clock_process(kernel: str, csv_path: Path, tool: str, *, sandbox: bool, timeout_s: float) -> KernelProcess:
-    """The kernel's second process, under Nsight Compute, its record written to ``csv_path``."""
-    return KernelProcess(kernel, wrapper=ncu.clock_command(tool, str(csv_path)), sandbox=sandbox, timeout_s=timeout_s)
+def clocked_configs(
+    ref, kernel: str, items: list[dict], *, tool: str, opts: dict, go, sandbox: bool, timeout_s: float
+) -> dict[str, dict]:
+    """Every config's calls in a second kernel process under Nsight Compute (``tool``), made ready by
+    ``go(proc)`` (the kernel imported); per config, what ``per_call`` reads from the record."""
+    with tempfile.TemporaryDirectory(prefix="kopt-clock-", dir=os.environ.get("KOPT_SCRATCH_ROOT")) as tmp:
+        csv_path, ledger = Path(tmp) / "ncu_clock.csv", Ledger()
+        wrapper = ncu.clock_command(tool, str(csv_path))
+        proc = KernelProcess(kernel, wrapper=wrapper, sandbox=sandbox, timeout_s=timeout_s)
+        try:
+            go(proc)
+            run_calls(ref, proc, items, opts=opts, ledger=ledger)
+        finally:
+            proc.finish()  # no process of the kernel's is left when the record is read
+        return per_call(read_record(csv_path), ledger)
 
 
 def run_calls(ref, proc: KernelProcess, items: list[dict], *, opts: dict, ledger: Ledger) -> None:
