@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from kopt.loop.decide import geomean
+from kopt.workspace.records import gpu_column
 
 # what a run was made from (correctness.json's provenance): a difference means another version ran;
 # and its settings, compared value by value (below)
@@ -55,8 +56,9 @@ def correctness_differences(a: dict, b: dict) -> list[dict]:
 
 def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float) -> list[dict]:
     """Per config class: the rerun's time against the recorded one (geometric mean of the per-config
-    ratios, as compare computes a class), on the profiler's GPU time where both runs have it on
-    every config, else the script's median; within ``noise_pct`` it is the same."""
+    ratios, as compare computes a class), on the GPU time that decides where both runs have it on
+    one clock for every config (``gpu_column``), else the script's median; within ``noise_pct`` it is
+    the same."""
     a, b = a[a["status"] == "ok"].set_index("config_key"), b[b["status"] == "ok"].set_index("config_key")
     out = []
     for cls, rows in a.groupby("config_class", sort=False):
@@ -64,8 +66,8 @@ def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float) -> list[dic
         if not keys:
             out.append({"class": cls, "verdict": "not timed in both runs"})
             continue
-        gpu = all(pd.notna(a.loc[k, "profiler_us"]) and pd.notna(b.loc[k, "profiler_us"]) for k in keys)
-        col = "profiler_us" if gpu else "median_us"
+        col_a, col_b = gpu_column(a.loc[keys]), gpu_column(b.loc[keys])
+        col = col_a if col_a and col_a == col_b else "median_us"
         delta = (geomean(b.loc[k, col] / a.loc[k, col] for k in keys) - 1) * 100
         verdict = "same" if abs(delta) < noise_pct else ("faster" if delta < 0 else "slower")
         out.append({"class": cls, "basis": col, "configs": len(keys), "delta_pct": round(delta, 3), "verdict": verdict})

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from kopt.loop.decide import MAX_REPAIRS, geomean
+from kopt.workspace.records import gpu_column
 
 
 def summary(comp: dict) -> dict:
@@ -40,7 +41,7 @@ def last_compare(results: str | Path, versions: list[str]) -> dict | None:
 
 def best_classes(results: str | Path, best: str | None) -> dict:
     """Per config class of the best version: its time (geomean over the class's configs, on the
-    profiler's GPU time where every config has it), roofline fraction, gap to the target,
+    GPU time that decides where every config has it), roofline fraction, gap to the target,
     bottleneck and top two directions with their evidence."""
     if best is None:
         return {}
@@ -49,7 +50,7 @@ def best_classes(results: str | Path, best: str | None) -> dict:
     if bench.is_file():
         df = pd.read_csv(bench)
         for cls, rows in df[df["status"] == "ok"].groupby("config_class", sort=False):
-            col = "profiler_us" if rows["profiler_us"].notna().all() else "median_us"
+            col = gpu_column(rows) or "median_us"
             out[cls] = {"time_us": round(geomean(rows[col]), 3), "clock": col}
     if bottleneck.is_file():
         doc = json.loads(bottleneck.read_text())

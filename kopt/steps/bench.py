@@ -169,7 +169,7 @@ def _meta(version: str, t: Timing, params: dict, limit_check: dict | None, prove
 
 
 def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> dict:
-    """Fail every row whose achieved rate, on the faster of its two clocks, is above the GPU's
+    """Fail every row whose achieved rate, on the fastest of its clocks, is above the GPU's
     physical limit by more than ``margin_pct``: result reuse or skipped work, never a keep.
     Not on the CPU: its ceilings are DRAM rates, and the small interpreter configs run from cache.
     Returns what was checked against, for bench.json."""
@@ -182,7 +182,8 @@ def refuse_beyond_hardware(rows: list[dict], hw: dict, margin_pct: float) -> dic
     for row in rows:
         if row.get("status") != "ok" or row.get("median_us") is None:
             continue
-        times = [t for t in (row.get("median_us"), row.get("profiler_us")) if t is not None and t == t and t > 0]
+        clocks = (row.get("median_us"), row.get("profiler_us"), row.get("gpu_us"))
+        times = [t for t in clocks if t is not None and t == t and t > 0]
         why = beyond_hardware(
             flops=row.get("flops"), nbytes=row.get("bytes"), time_us=min(times), limits=limits, margin_pct=margin_pct
         )

@@ -286,11 +286,11 @@ def bottleneck(
 
 
 def _roofline_points(rows: pd.DataFrame, cfg_cols: list[str], ceil: dict, target: float) -> list[dict]:
-    """Each config's roofline point, on the profiler's GPU time where bench has it."""
+    """Each config's roofline point, on the GPU time where bench has it (Nsight Compute's first)."""
     points = []
     for r in rows.itertuples():
         cfg = {c: getattr(r, c) for c in cfg_cols}
-        gpu_us = r.profiler_us if pd.notna(r.profiler_us) else None
+        gpu_us = next((v for v in (getattr(r, "gpu_us", None), r.profiler_us) if pd.notna(v)), None)
         p = point(
             flops=r.flops if pd.notna(r.flops) else None,
             nbytes=r.bytes if pd.notna(r.bytes) else None,

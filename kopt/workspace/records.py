@@ -138,23 +138,30 @@ class BenchRow(Open):
 BENCH_COLUMNS = list(BenchRow.model_fields)
 
 
+def gpu_column(df: pd.DataFrame) -> str | None:
+    """The bench.csv column of the GPU time that decides over ``df``'s rows: ``gpu_us`` (Nsight
+    Compute's, read outside the kernel's process) when every row has it, else ``profiler_us``
+    (torch.profiler's, in-process) when every row has it, else None (the script's median decides)."""
+    for col in ("gpu_us", "profiler_us"):
+        if len(df) and col in df and (df[col].notna() & (df[col] > 0)).all():
+            return col
+    return None
+
+
 def gpu_times(df: pd.DataFrame) -> dict:
     """A bench.csv's GPU times as the decision fold takes them (``gpu_us``), the clock they are on
-    (``clock``) and the judge's wall time per call (``walls``): Nsight Compute's when every config
-    has it (clock ncu, read outside the kernel's process), else torch.profiler's where it gave one
-    (in-process); none on the CPU, whose medians are the judge's own round trips (clock judge)."""
-
-    def column(name: str) -> dict[str, float]:
-        if name not in df:
-            return {}
-        return {r.config_key: float(getattr(r, name)) for r in df.itertuples() if pd.notna(getattr(r, name))}
-
-    ncu_us, walls = column("gpu_us"), column("wall_us")
-    if len(df) and "clock" in df and (df["clock"] == "judge").all():  # the CPU: the judge's round trip
+    (``clock``: ncu, in-process; judge on the CPU, whose medians are the judge's own round trips)
+    and the judge's wall time per call (``walls``)."""
+    walls = {r.config_key: float(r.wall_us) for r in df.itertuples() if pd.notna(getattr(r, "wall_us", None))}
+    if len(df) and "clock" in df and (df["clock"] == "judge").all():
         return {"gpu_us": {}, "clock": "judge", "walls": walls}
-    if ncu_us and len(ncu_us) == len(df) and all(v > 0 for v in ncu_us.values()):
-        return {"gpu_us": ncu_us, "clock": "ncu", "walls": walls}
-    return {"gpu_us": {k: v for k, v in column("profiler_us").items() if v > 0}, "clock": "in-process", "walls": walls}
+    col = gpu_column(df)
+    gpu = {r.config_key: float(getattr(r, col)) for r in df.itertuples()} if col else {}
+    if not col and "profiler_us" in df:  # where torch.profiler gave a time: the fold uses it per class
+        gpu = {
+            r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0
+        }
+    return {"gpu_us": gpu, "clock": "ncu" if col == "gpu_us" else "in-process", "walls": walls}
 
 
 def config_columns(df: pd.DataFrame) -> list[str]:

@@ -34,3 +34,23 @@ def test_bench_columns_come_from_the_record():
 
     df = pd.DataFrame(columns=["M", "N", *BENCH_COLUMNS])
     assert config_columns(df) == ["M", "N"] and "ci_pct" in BENCH_COLUMNS
+
+
+def test_the_gpu_time_that_decides_is_nsight_computes_where_every_config_has_it():
+    import pandas as pd
+
+    from kopt.workspace.records import gpu_column, gpu_times
+
+    both = pd.DataFrame(
+        {"config_key": ["a", "b"], "gpu_us": [2.0, 4.0], "profiler_us": [2.1, 4.2], "wall_us": [300.0, 310.0]}
+    )
+    assert gpu_column(both) == "gpu_us"
+    assert gpu_times(both) == {"gpu_us": {"a": 2.0, "b": 4.0}, "clock": "ncu", "walls": {"a": 300.0, "b": 310.0}}
+    one_missing = both.assign(gpu_us=[2.0, None])  # a config Nsight Compute did not time: in-process
+    assert gpu_column(one_missing) == "profiler_us" and gpu_times(one_missing)["clock"] == "in-process"
+    cpu = both.assign(gpu_us=None, profiler_us=None, clock="judge")
+    assert gpu_column(cpu) is None and gpu_times(cpu) == {
+        "gpu_us": {},
+        "clock": "judge",
+        "walls": {"a": 300.0, "b": 310.0},
+    }
