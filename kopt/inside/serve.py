@@ -94,7 +94,7 @@ class Session:
         if self.with_buffers:
             args.update({n: tensors[n] for n in self.outputs if n not in args})
         try:
-            with _nvtx(msg.get("nvtx"), release=msg.get("release", True)):
+            with _nvtx(msg.get("nvtx")):
                 if msg["timed"]:
                     t = event_time_us(
                         lambda: self.kernel(**args),
@@ -148,17 +148,15 @@ class Session:
 
 
 @contextlib.contextmanager
-def _nvtx(names: list[str] | None, release: bool = True):
-    """The NVTX ranges a wrapping profiler (Nsight Compute) selects this call by, or tells its
-    calls apart by; ``release``: give back the allocator's cache first."""
+def _nvtx(names: list[str] | None):
+    """The NVTX ranges a wrapping profiler (Nsight Compute) selects this call by."""
     if not names:
         yield
         return
     import torch
 
     torch.cuda.synchronize()
-    if release:  # ncu saves the memory a replayed kernel can reach: give back the cache first
-        torch.cuda.empty_cache()
+    torch.cuda.empty_cache()  # ncu saves the memory a replayed kernel can reach: give back the cache first
     for n in names:
         torch.cuda.nvtx.range_push(n)
     try:
@@ -218,6 +216,13 @@ def _trace_end(s: Session, msg: dict) -> dict:
     return {"ok": True}
 
 
+def _mark(s: Session, msg: dict) -> dict:
+    from kopt.inside.marker import mark
+
+    mark(int(msg["grid"]))
+    return {"ok": True}
+
+
 def _metadata(s: Session, msg: dict) -> dict:
     from pathlib import Path
 
@@ -231,7 +236,7 @@ def _metadata(s: Session, msg: dict) -> dict:
     return {"triton": triton_metadata(s.kernel, asm), "jit_names": names}
 
 
-EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata}
+EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata, "mark": _mark}
 
 
 def _die_with_judge() -> None:

@@ -556,8 +556,16 @@ def _disputed(step: _Step, disputed: list[str]) -> None:
     comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
     if ov["decision"] == "keep":
         st["best"] = _best_of(cand)
-        if cand.clock != "ncu" and cand.evidence:
-            comp["untrusted"] = UNTRUSTED
+        _mark_untrusted(step, disputed)
+
+
+def _mark_untrusted(step: _Step, classes: list[str]) -> None:
+    """A keep is marked untrusted unless every class it rests on was decided on Nsight Compute's
+    GPU time, read outside the kernel's process (a class decided on the script's median, when the
+    two versions' GPU times are on different clocks, rests on the kernel's own events)."""
+    rows = [r for r in step.comp["per_class"] if r["class"] in classes]
+    if step.cand.evidence and not all(r.get("gpu_clock") == "ncu" for r in rows):
+        step.comp["untrusted"] = UNTRUSTED
 
 
 def _split_regressed(step: _Step, t_improved: list[str], regressed: list[str]) -> None:
@@ -590,8 +598,7 @@ def _keep(step: _Step, improved: list[str], targeted: set[str]) -> None:
     detail = f"improved {improved}" + (f" (outside the target: {off})" if off else "")
     step.comp.update(decision="keep", reason="improved", detail=detail)
     step.state.update(best=_best_of(step.cand), consecutive_regressions=0)
-    if step.cand.clock != "ncu" and step.cand.evidence:
-        step.comp["untrusted"] = UNTRUSTED
+    _mark_untrusted(step, improved)
 
 
 def _regression(step: _Step, regressed: list[str]) -> None:

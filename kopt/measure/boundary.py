@@ -41,6 +41,7 @@ def kernel_cache(kernel: str) -> dict[str, str]:
     return {
         "KOPT_KERNEL_CACHE": str(d),
         "TRITON_CACHE_DIR": str(d / "triton"),
+        "TRITON_CACHE_AUTOTUNING": "1",  # autotuned once: the clock's process reuses the timing process's choice
         "TORCHINDUCTOR_CACHE_DIR": str(d / "inductor"),
         "CUDA_CACHE_PATH": str(d / "nv"),
         "XDG_CACHE_HOME": str(d / "cache"),  # torch_extensions and the rest of ~/.cache's users

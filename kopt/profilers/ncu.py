@@ -31,9 +31,6 @@ METRICS = [
 ]
 NVTX_RANGE = "kopt-profile"
 CLASS_RANGE = "kopt-class "  # + the config class: the range inside NVTX_RANGE that names the class
-CLOCK_RANGE = (
-    "kopt-clock "  # + the label the judge chose for one call of the deciding clock (kopt.measure.outside_clock)
-)
 # ncu --nvtx: the column holding each launch's push/pop range stack, as
 # ``<tid>  "<domain>:<name>:<PL_Type>:<PL_Value>:<CLR_Type>:<Color>:<Msg_Type>:<Msg>"  ...``
 NVTX_COLUMN = "thread Domain:Push/Pop_Range"
@@ -75,21 +72,21 @@ def command(
 
 def clock_command(ncu: str, log_file: str) -> list[str]:
     """The ncu prefix of a deciding clock: the GPU time (``gpu__time_duration``, one pass, no replay)
-    of every launch of the wrapped process and of any process it starts, with each launch's NVTX
-    ranges; no cache control (whoever orders the calls flushes the L2) and no clock control (the GPU
-    runs at the clocks it runs at unprofiled)."""
+    of every launch of the wrapped process and of any process it starts; no cache control (whoever
+    orders the calls flushes the L2) and no clock control (the GPU runs at the clocks it runs at
+    unprofiled)."""
     return [
         *[ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"],
-        *["--cache-control", "none", "--metrics", "gpu__time_duration.sum", "--nvtx"],
+        *["--cache-control", "none", "--metrics", "gpu__time_duration.sum"],
         *["--target-processes", "all", "--log-file", log_file],
     ]
 
 
 def timing_command(ncu: str, log_file: str, kernel_regex: str) -> list[str]:
     """The ncu prefix for an external benchmark command (a ``command`` target): ``clock_command``'s,
-    for the launches whose name matches ``kernel_regex`` only; launches inside ``kopt-class
-    <class>`` ranges are told apart."""
-    return [*clock_command(ncu, log_file), "--kernel-name", f"regex:{kernel_regex}"]
+    for the launches whose name matches ``kernel_regex`` only, with their NVTX ranges (launches
+    inside ``kopt-class <class>`` ranges are told apart)."""
+    return [*clock_command(ncu, log_file), "--nvtx", "--kernel-name", f"regex:{kernel_regex}"]
 
 
 def number(text: str | None) -> float | None:
@@ -241,18 +238,31 @@ def parse(text: str) -> list[dict]:
 
 
 def clock_launches(text: str) -> list[dict]:
-    """A deciding clock's launches (``clock_command``), in the order Nsight Compute profiled them:
-    process, kernel, the innermost ``kopt-clock`` label on the launching thread's NVTX stack (None
-    when there is none), and the GPU time in µs (None when ncu reported none)."""
-    return [
-        {
-            "process": ln["process"],
-            "kernel": ln["kernel"],
-            "label": nvtx_class(ln["nvtx"], CLOCK_RANGE),
-            "us": _time_us(ln, "gpu__time_duration.sum", "Duration"),
-        }
-        for ln in parse_details(text)
-    ]
+    """A deciding clock's launches (``clock_command``), in the order Nsight Compute numbered them:
+    id, process, kernel, grid, and the GPU time in µs (None when ncu reported none). Every line but
+    ncu's own ``==PROF==`` messages is read as CSV; the ids must run 0, 1, 2, ... in that order
+    (anything else is not a record ncu wrote)."""
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("==PROF=="))
+    rows = list(csv.DictReader(io.StringIO(body)))
+    if not rows or "Metric Name" not in rows[0] or "ID" not in rows[0]:
+        raise ValueError("no Nsight Compute CSV with 'ID' and 'Metric Name' columns")
+    launches: dict[int, dict] = {}
+    for r in rows:
+        try:
+            lid = int(str(r.get("ID")))
+        except ValueError:
+            raise ValueError(f"a launch id that is not a number: {str(r.get('ID'))[:40]!r}") from None
+        ln = launches.setdefault(
+            lid, {"id": lid, "process": r.get("Process ID"), "kernel": r.get("Kernel Name") or "?"}
+        )
+        ln.setdefault("grid", r.get("Grid Size"))
+        ln.setdefault("us", None)
+        if r.get("Metric Name") == "gpu__time_duration.sum":
+            v = number(r.get("Metric Value"))
+            ln["us"] = None if v is None else v * _TIME.get(r.get("Metric Unit") or "nsecond", 1e-3)
+    if list(launches) != list(range(len(launches))):
+        raise ValueError("the launch ids do not run 0, 1, 2, ... in order")
+    return list(launches.values())
 
 
 def _dims(text: str | None) -> list[int] | None:

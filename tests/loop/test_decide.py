@@ -458,8 +458,11 @@ def test_gpu_time_that_falls_while_the_call_does_not_is_work_moved_out_of_sight(
     assert comps[1]["decision"] == "keep"
 
 
-def test_gpu_times_on_different_clocks_are_not_compared():
-    """A best timed by Nsight Compute and a candidate timed in its own process: the script's medians decide."""
-    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 50.0, 450.0, "in-process")], P)
-    row = comps[1]["per_class"][0]
-    assert row["basis"] == "script" and row["gpu_delta_pct"] is None and row["gpu_clock"] is None
+def test_gpu_times_on_different_clocks_are_not_compared_and_a_keep_on_the_script_is_untrusted():
+    """A best timed in its own process and a candidate timed by Nsight Compute (or the other way):
+    the script's medians decide, and those are the kernel's own events (found by an adversarial review)."""
+    for a, b in [("in-process", "ncu"), ("ncu", "in-process")]:
+        comps, _ = fold([outside("v0", 100.0, 500.0, a), outside("v1", 50.0, 450.0, b)], P)
+        row = comps[1]["per_class"][0]
+        assert row["basis"] == "script" and row["gpu_delta_pct"] is None and row["gpu_clock"] is None
+        assert comps[1]["decision"] == "keep" and comps[1]["untrusted"].startswith("untrusted")
