@@ -216,13 +216,6 @@ def _trace_end(s: Session, msg: dict) -> dict:
     return {"ok": True}
 
 
-def _mark(s: Session, msg: dict) -> dict:
-    from kopt.inside.marker import mark
-
-    mark(int(msg["grid"]))
-    return {"ok": True}
-
-
 def _metadata(s: Session, msg: dict) -> dict:
     from pathlib import Path
 
@@ -236,7 +229,7 @@ def _metadata(s: Session, msg: dict) -> dict:
     return {"triton": triton_metadata(s.kernel, asm), "jit_names": names}
 
 
-EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata, "mark": _mark}
+EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata}
 
 
 def _die_with_judge() -> None:

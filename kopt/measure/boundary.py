@@ -63,7 +63,15 @@ class KernelProcess:
     """One kernel process for one judge. ``ask`` sends an order and returns the answer, or raises
     KernelFault: the kernel's own fault line, a crash (with its signal), or no answer in time."""
 
-    def __init__(self, kernel: str, *, wrapper: list[str] | None = None, sandbox: bool = True, timeout_s: float = 600):
+    def __init__(
+        self,
+        kernel: str,
+        *,
+        wrapper: list[str] | None = None,
+        sandbox: bool = True,
+        timeout_s: float = 600,
+        begin: bool = True,
+    ):
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.seq, self.loaded = 0, False
@@ -79,9 +87,16 @@ class KernelProcess:
             start_new_session=True,
         )
         theirs.close()
-        self.sock = ours
+        self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
+        if begin:
+            self.begin()
+
+    def begin(self) -> None:
+        """The process's first order (its scratch folder, its sandbox), once it has started (``begin``
+        False: several processes start at once, each is begun in turn)."""
         self.sandbox = self.ask(
-            {"op": "start", "scratch": self.scratch, "sandbox": sandbox, "scope_signals": not wrapper}, timeout_s=300
+            {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "scope_signals": not self.wrapped},
+            timeout_s=300,
         )["sandbox"]
 
     def ask(
@@ -135,15 +150,16 @@ class KernelProcess:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
         return f"the kernel's process exited with code {rc}{self._at()}"
 
-    def finish(self) -> None:
+    def finish(self, keep: frozenset[int] = frozenset()) -> None:
         """Tell the kernel's process to leave, then end it (``end``), giving a profiler that wraps it
         time to write its report (Nsight Compute writes it once its target has left)."""
         with contextlib.suppress(OSError):
             wire.send_pickle(self.sock, {"op": "bye"})
-        self.end(grace_s=120.0 if self.wrapped else 2.0)
+        self.end(grace_s=120.0 if self.wrapped else 2.0, keep=keep)
 
-    def end(self, grace_s: float = 0.0) -> None:
-        """Kill the kernel's process and everything it started; no process of the kernel's remains.
+    def end(self, grace_s: float = 0.0, keep: frozenset[int] = frozenset()) -> None:
+        """Kill the kernel's process and everything it started; no process of the kernel's remains
+        but ``keep`` (other kernel processes of this judge, started beside it, and theirs).
         ``grace_s``: how long a profiler wrapping it may take to write its report after it left."""
         with contextlib.suppress(OSError):
             self.sock.close()
@@ -154,7 +170,7 @@ class KernelProcess:
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
         self.proc.wait()
-        reaper.sweep()
+        reaper.sweep(keep=keep)
         shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
 
     def scratch_file(self, name: str) -> Path:

@@ -150,8 +150,8 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
 
 def _clock(req: dict, prepared, bench: dict) -> None:
     """The clock that decides (kopt.measure.outside_clock): once the first kernel process has ended,
-    a second one under Nsight Compute runs every config's calls again; each bench record gets the GPU
-    time of its calls' launches, and the in-process clocks are held to it. A torch baseline (the
+    each config's calls run again in a kernel process of their own under Nsight Compute; each bench
+    record gets the GPU time of its process's launches per call, and the in-process clocks are held to it. A torch baseline (the
     reference's own code, not under test) keeps its in-process figures when the clock cannot time it."""
     from kopt.measure import outside_clock as oc
 
@@ -172,9 +172,9 @@ def _clock(req: dict, prepared, bench: dict) -> None:
         return
     for rec in bench["configs"]:
         got = clocked[rec["key"]]
-        rec.update(clock=oc.CLOCK_NAME, gpu_us=got["gpu_us"], gpu_ci_pct=got["gpu_ci_pct"])
-        # the judge's clock around the calls ncu timed: the kernel's process queues no spin or flush there
-        rec.update(gpu_launches=got["gpu_launches"], clock_calls=got["calls"], wall_us=got["wall_us"])
+        # wall_us: the judge's clock around the calls ncu timed, where the kernel's process queues no spin or flush
+        rec.update(clock=oc.CLOCK_NAME, gpu_us=got["gpu_us"], gpu_launches=got["gpu_launches"])
+        rec.update(wall_us=got["wall_us"], clock_calls=got["calls"])
         if not baseline:
             oc.second_clocks(rec, got)
 

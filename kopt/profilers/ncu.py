@@ -239,10 +239,16 @@ def parse(text: str) -> list[dict]:
 
 def clock_launches(text: str) -> list[dict]:
     """A deciding clock's launches (``clock_command``), in the order Nsight Compute numbered them:
-    id, process, kernel, grid, and the GPU time in µs (None when ncu reported none). Every line but
-    ncu's own ``==PROF==`` messages is read as CSV; the ids must run 0, 1, 2, ... in that order
-    (anything else is not a record ncu wrote)."""
-    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("==PROF=="))
+    id, process, kernel, grid, and the GPU time in µs (``gpu__time_duration``, else the details
+    page's Duration; None when ncu reported neither). Every line but ncu's own messages
+    (``==PROF==``, ``==WARNING==``, ...) is read as CSV; an ``==ERROR==`` (a launch it could not
+    profile leaves no row), ids that do not run 0, 1, 2, ... in order, or a launch timed twice is
+    not a record to decide on."""
+    lines = text.splitlines()
+    errors = [ln for ln in lines if ln.startswith("==ERROR==")]
+    if errors:
+        raise ValueError(f"Nsight Compute reported an error: {errors[0][:200]}")
+    body = "\n".join(ln for ln in lines if not _MESSAGE.match(ln))
     rows = list(csv.DictReader(io.StringIO(body)))
     if not rows or "Metric Name" not in rows[0] or "ID" not in rows[0]:
         raise ValueError("no Nsight Compute CSV with 'ID' and 'Metric Name' columns")
@@ -256,13 +262,17 @@ def clock_launches(text: str) -> list[dict]:
             lid, {"id": lid, "process": r.get("Process ID"), "kernel": r.get("Kernel Name") or "?"}
         )
         ln.setdefault("grid", r.get("Grid Size"))
-        ln.setdefault("us", None)
-        if r.get("Metric Name") == "gpu__time_duration.sum":
+        if r.get("Metric Name") in ("gpu__time_duration.sum", "Duration"):
+            if ln.get("us") is not None:
+                raise ValueError(f"launch {lid} has two GPU times")
             v = number(r.get("Metric Value"))
             ln["us"] = None if v is None else v * _TIME.get(r.get("Metric Unit") or "nsecond", 1e-3)
     if list(launches) != list(range(len(launches))):
         raise ValueError("the launch ids do not run 0, 1, 2, ... in order")
-    return list(launches.values())
+    return [{**ln, "us": ln.get("us")} for ln in launches.values()]
+
+
+_MESSAGE = re.compile(r"==[A-Z]+==")
 
 
 def _dims(text: str | None) -> list[int] | None:

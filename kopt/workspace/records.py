@@ -128,8 +128,7 @@ class BenchRow(Open):
     error: str | None = None
     profiler_note: str | None = None  # why the profiler gave no time, or a torch baseline's profiled-call dispute
     clock: str | None = None  # what decides: "ncu" (gpu_us, outside the kernel's process), "in-process", "judge" (CPU)
-    gpu_us: float | None = None  # Nsight Compute: the GPU time of a call's launches, mean over the clocked calls
-    gpu_ci_pct: float | None = None  # half-width of the 95% interval of their median, % of it
+    gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
     wall_us: float | None = None  # the judge's own clock around each timed call's order and answer (median)
     clock_note: str | None = None  # why a torch baseline has no outside clock
@@ -177,8 +176,7 @@ class SampleRow(Closed):
     seed: int | None = None
     set: int | None = None
     wall_us: float | None = None  # the judge's clock around the call's order and answer (trusted)
-    clock: str | None = None  # which clock timed this sample: cuda-events, ncu (gpu time of its launches), cpu
-    launches: float | None = None  # ncu: the call's kernel launches
+    clock: str | None = None  # which clock timed this sample: cuda-events, or judge (the CPU's round trip)
 
 
 class ConfigCheck(Open):
