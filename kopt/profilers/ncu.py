@@ -70,14 +70,15 @@ def command(
     return cmd
 
 
-def clock_command(ncu: str, log_file: str) -> list[str]:
+def clock_command(ncu: str, log_file: str, only_range: str | None = None) -> list[str]:
     """The ncu prefix of a deciding clock: the GPU time (``gpu__time_duration``, one pass, no replay)
-    of every launch of the wrapped process and of any process it starts; no cache control (whoever
-    orders the calls flushes the L2) and no clock control (the GPU runs at the clocks it runs at
-    unprofiled)."""
+    of every launch of the wrapped process and of any process it starts (``only_range``: of those
+    inside that NVTX range only, for trusted code); no cache control (whoever orders the calls
+    flushes the L2) and no clock control (the GPU runs at the clocks it runs at unprofiled)."""
     return [
         *[ncu, "--csv", "--page", "details", "--print-units", "base", "--clock-control", "none"],
         *["--cache-control", "none", "--metrics", "gpu__time_duration.sum"],
+        *(["--nvtx", "--nvtx-include", f"{only_range}/"] if only_range else []),
         *["--target-processes", "all", "--log-file", log_file],
     ]
 

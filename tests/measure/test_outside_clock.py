@@ -117,3 +117,11 @@ def test_the_in_process_clocks_are_held_to_the_gpu_time(events, profiler, fault)
         return
     with pytest.raises(KernelFault, match="reported times the GPU did not show: " + fault):
         oc.second_clocks(rec, {"gpu_us": 100.0})
+
+
+def test_the_clock_times_every_launch_and_only_a_trusted_baselines_ranged_calls():
+    cmd = ncu.clock_command("ncu", "/x/clock.csv")
+    assert "--nvtx" not in cmd and "--kernel-name" not in cmd and cmd[-2:] == ["--log-file", "/x/clock.csv"]
+    assert ["--metrics", "gpu__time_duration.sum"] == cmd[cmd.index("--metrics") : cmd.index("--metrics") + 2]
+    ranged = ncu.clock_command("ncu", "/x/clock.csv", oc.BASELINE_RANGE)
+    assert ranged[ranged.index("--nvtx-include") + 1] == "kopt-clock/"
