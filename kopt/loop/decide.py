@@ -13,18 +13,19 @@ Pure (no torch, no I/O). Rules:
   * Time basis: the GPU time per config when both the best and the candidate have it on the same
     clock for every config of a class (the script's CUDA-event median otherwise): Nsight
     Compute's, read outside the kernel's process (clock "ncu"), else torch.profiler's, recorded in
-    it ("in-process"). Both deltas are recorded. A keep on an in-process clock is labelled
-    untrusted (``untrusted``): the kernel's process could have written its times.
+    it ("in-process"). Both deltas are recorded. A keep needs both clocks: a class is improved
+    only if the deciding clock improved and the script's median did not regress beyond noise;
+    when the two clocks point in opposite directions beyond noise the class is "disputed", and a
+    version with a disputed class is not kept (work moved to the host or into gaps shortens the
+    GPU time while the call gets slower; a faster script timer with a slower GPU kernel is not
+    kept either). ``override`` in the version's metadata (decision and reason, written by a
+    person) settles a disputed version by hand, recorded as such; it has no effect on any other
+    decision. A keep that rests on a class not decided on Nsight Compute's clock is labelled
+    ``untrusted``: the kernel's process could have written its times.
   * Moved work: a class whose GPU time fell while the judge's own wall time per call (trusted,
     ``walls``) did not fall with it, by more than WALL_TOL_PCT % of the call's wall time or
     WALL_SLACK_US, is "disputed": work went where the GPU clock does not look (copies, memsets,
-    host work, a process the profiler does not follow). A keep needs both clocks: a class is improved only if the deciding clock improved
-    and the script's median did not regress beyond noise; when the two clocks point in opposite
-    directions beyond noise the class is "disputed", and a version with a disputed class is not
-    kept (work moved to the host or into gaps shortens the GPU time while the call gets slower;
-    a faster script timer with a slower GPU kernel is not kept either). ``override`` in the
-    version's metadata (decision and reason, written by a person) settles a disputed version by
-    hand, recorded as such; it has no effect on any other decision.
+    host work, a process the profiler does not follow).
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.
@@ -82,9 +83,7 @@ class Candidate:
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
     evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
-    clock: str = (
-        "in-process"  # gpu_us's: "ncu" (outside the kernel's process), "in-process"; "judge": the CPU's medians
-    )
+    clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
     walls: dict[str, float] = field(default_factory=dict)  # config key -> the judge's wall µs per call
 
 

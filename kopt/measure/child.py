@@ -151,8 +151,9 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
 def _clock(req: dict, prepared, bench: dict) -> None:
     """The clock that decides (kopt.measure.outside_clock): once the first kernel process has ended,
     each config's calls run again in a kernel process of their own under Nsight Compute; each bench
-    record gets the GPU time of its process's launches per call, and the in-process clocks are held to it. A torch baseline (the
-    reference's own code, not under test) keeps its in-process figures when the clock cannot time it."""
+    record gets the GPU time of its process's launches per call, and the in-process clocks are held
+    to it. A torch baseline (the reference's own code, not under test) keeps its in-process figures
+    when the clock cannot time it (a copy is no kernel)."""
     from kopt.measure import outside_clock as oc
 
     device, ref, first = prepared
