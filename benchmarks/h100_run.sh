@@ -5,6 +5,7 @@
 #   bash benchmarks/h100_run.sh cuda     # the CUDA variant kind's tests (build, binding, gate and timing on the GPU)
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
+#   bash benchmarks/h100_run.sh clock    # the outside clock's GPU tests, keeping Nsight Compute's records (issue 31)
 #   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
 #                                           (ALSO_IMAGE_PYTHON=1: v1's rules again without bytecode, as the image has it)
 #   bash benchmarks/h100_run.sh rerun    # `kopt rerun v1` of the tree in docs/runs/h100-cuda/ (RERUN_FROM, RERUN_VERSION)
@@ -67,6 +68,13 @@ checks)
   run python3 benchmarks/rerun_spread.py --version "${SPREAD_VERSION:-v0}" --runs 3 > "$OUT/spread.txt" 2>&1
   run python3 benchmarks/rotation_overhead.py --old .old --version "${ROT_VERSION:-v1}" --rounds "${ROT_ROUNDS:-2}" --pool-sets "${ROT_POOLS:-}" > "$OUT/rotation.txt" 2>&1
   tail -n 5 "$OUT/spread.txt" "$OUT/rotation.txt"
+  ;;
+clock)
+  { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv; ncu --version; } > "$OUT/machine.txt" 2>&1
+  KOPT_CLOCK_RECORDS="$PWD/clock_records" run python3 -m pytest -q -s -p no:cacheprovider --durations=10 \
+    tests/gpu/test_gpu_clock.py tests/measure/test_outside_clock.py > "$OUT/pytest_clock.txt" 2>&1
+  tar czf "$OUT/clock_records.tgz" clock_records 2>/dev/null
+  tail -n 3 "$OUT/pytest_clock.txt"
   ;;
 turnaround)
   rm -rf results .snakemake/metadata

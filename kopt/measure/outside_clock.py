@@ -73,11 +73,23 @@ def clocked_configs(
                 go(proc)
                 calls = run_calls(ref, proc, item, opts=opts)
                 proc.finish(keep=frozenset(p.proc.pid for p in procs if p is not proc))
+                _keep_record(csv_path, item["key"])
                 out[item["key"]] = per_config(read_record(csv_path), calls, item["key"])
         finally:
             for proc in procs:
                 proc.end()
     return out
+
+
+def _keep_record(csv_path: Path, key: str) -> None:
+    """A copy of the record in ``$KOPT_CLOCK_RECORDS`` when set (evidence runs, fixtures)."""
+    import re
+    import shutil
+
+    keep = os.environ.get("KOPT_CLOCK_RECORDS")
+    if keep and csv_path.is_file():
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(csv_path, Path(keep) / f"ncu_clock.{re.sub(r'[^A-Za-z0-9_.-]+', '_', key)}.csv")
 
 
 def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict) -> list[dict]:
