@@ -83,13 +83,14 @@ def clocked_configs(
 
 def _keep_record(csv_path: Path, key: str) -> None:
     """A copy of the record in ``$KOPT_CLOCK_RECORDS`` when set (evidence runs, fixtures)."""
-    import re
     import shutil
+
+    from kopt.measure.profiled import re_safe
 
     keep = os.environ.get("KOPT_CLOCK_RECORDS")
     if keep and csv_path.is_file():
         Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(csv_path, Path(keep) / f"ncu_clock.{re.sub(r'[^A-Za-z0-9_.-]+', '_', key)}.csv")
+        shutil.copy(csv_path, Path(keep) / f"ncu_clock.{re_safe(key)}.csv")
 
 
 def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict) -> list[dict]:

@@ -126,8 +126,7 @@ def parse_details(text: str) -> list[dict]:
                 "grid": r.get("Grid Size"),
                 "device": r.get("Device"),
                 "cc": r.get("CC"),
-                "process": r.get("Process ID"),
-                "nvtx": next((v for k, v in r.items() if k and k.startswith(NVTX_COLUMN)), None),
+                "class": nvtx_class(next((v for k, v in r.items() if k and k.startswith(NVTX_COLUMN)), None)),
                 "metrics": {},
                 "rules": [],
             },
@@ -146,8 +145,6 @@ def parse_details(text: str) -> list[dict]:
         name = r.get("Metric Name")
         if name:
             ln["metrics"][(r.get("Section Name", ""), name)] = (r.get("Metric Value"), r.get("Metric Unit", ""))
-    for ln in launches.values():
-        ln["class"] = nvtx_class(ln["nvtx"])
     return list(launches.values())
 
 
@@ -240,7 +237,7 @@ def parse(text: str) -> list[dict]:
 
 def clock_launches(text: str) -> list[dict]:
     """A deciding clock's launches (``clock_command``), in the order Nsight Compute numbered them:
-    id, process, kernel, grid, and the GPU time in µs (``gpu__time_duration``, else the details
+    id, process, kernel, and the GPU time in µs (``gpu__time_duration``, else the details
     page's Duration; None when ncu reported neither). Every line but ncu's own messages
     (``==PROF==``, ``==WARNING==``, ...) is read as CSV; an ``==ERROR==`` (a launch it could not
     profile leaves no row), ids that do not run 0, 1, 2, ... in order, or a launch timed twice is
@@ -262,7 +259,6 @@ def clock_launches(text: str) -> list[dict]:
         ln = launches.setdefault(
             lid, {"id": lid, "process": r.get("Process ID"), "kernel": r.get("Kernel Name") or "?"}
         )
-        ln.setdefault("grid", r.get("Grid Size"))
         if r.get("Metric Name") in ("gpu__time_duration.sum", "Duration"):
             if ln.get("us") is not None:
                 raise ValueError(f"launch {lid} has two GPU times")
