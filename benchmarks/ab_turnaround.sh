@@ -3,11 +3,13 @@
 # `git archive <commit> Snakefile rules scripts kopt config examples envs profiles report benchmarks
 # | tar -x -C .old/base`), alternated in one device call so both see the same machine:
 #   bash benchmarks/ab_turnaround.sh .old/base 2
+# AB_TARGET=results/v1/bench.csv: v1's rule measure alone (the two trees' later rules may not read
+# each other's records).
 # Builds the example to v1 here, copies the tree to the other, then reruns v1's rules
 # (--forcerun results/v1/correctness.json) in each tree in turn, printing each rule's seconds
 # (benchmarks/turnaround.py) and each Snakemake run's wall time.
 set -uo pipefail
-other=$(cd "$1" && pwd) rounds=${2:-2} here=$PWD
+other=$(cd "$1" && pwd) rounds=${2:-2} here=$PWD target=${AB_TARGET:-results/v1/compare.json}
 source benchmarks/gpu_env.sh  # PYTHONPATH: each tree sets its own below
 sm() {
   local tree=$1
@@ -15,14 +17,14 @@ sm() {
   (cd "$tree" && PYTHONPATH=/tmp/site:$tree /usr/bin/time -f "[wall %e s]" python3 -m snakemake --cores 1 "$@" --rerun-triggers mtime)
 }
 rm -rf results .snakemake
-sm "$here" results/v1/compare.json > "$OUT/build.log" 2>&1
+sm "$here" "$target" > "$OUT/build.log" 2>&1
 rm -rf "$other/results" "$other/.snakemake"
 cp -a results "$other/results"
 rm -rf "$other/results/benchmarks"  # its rules write their own timing records
 for i in $(seq "$rounds"); do
   for tree in "$other" "$here"; do
     name=$([ "$tree" = "$here" ] && echo this || echo other)
-    sm "$tree" results/v1/compare.json --forcerun results/v1/correctness.json > "$OUT/round$i-$name.log" 2>&1
+    sm "$tree" "$target" --forcerun results/v1/correctness.json > "$OUT/round$i-$name.log" 2>&1
     echo "== round $i, $name tree ($tree): $(grep -h 'wall' "$OUT/round$i-$name.log")"
     python3 "$here/benchmarks/turnaround.py" "$tree/results" v1
   done

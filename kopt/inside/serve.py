@@ -237,8 +237,24 @@ def _die_with_judge() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+def _clock_warmup() -> None:
+    """Under the deciding clock (kopt.measure.outside_clock), one launch before anything else: Nsight
+    Compute sets itself up at a process's first profiled launch (about 2 s), which all the clock's
+    processes then pay at once, at their start. The launch is the record's first, the judge's to
+    drop (``CLOCK_WARMUP``): no code of the kernel's has run yet."""
+    range_name = os.environ.pop("KOPT_CLOCK_WARMUP", None)
+    if not range_name:
+        return
+    import torch
+
+    with torch.cuda.nvtx.range(range_name):  # a baseline's clock times this range only
+        torch.ones(1, device="cuda")
+    torch.cuda.synchronize()
+
+
 def main(fd: int) -> None:
     _die_with_judge()
+    _clock_warmup()
     s = Session(socket.socket(fileno=fd))
     try:
         s.start(s.next_order())

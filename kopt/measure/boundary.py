@@ -71,6 +71,7 @@ class KernelProcess:
         sandbox: bool = True,
         timeout_s: float = 600,
         begin: bool = True,
+        env: dict[str, str] | None = None,
     ):
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
@@ -78,7 +79,7 @@ class KernelProcess:
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **kernel_cache(kernel)}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **kernel_cache(kernel), **(env or {})}
         self.proc = subprocess.Popen(
             [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
@@ -150,11 +151,15 @@ class KernelProcess:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
         return f"the kernel's process exited with code {rc}{self._at()}"
 
+    def leave(self) -> None:
+        """Tell the kernel's process to leave (``finish`` ends it, once its profiler has written)."""
+        with contextlib.suppress(OSError):
+            wire.send_pickle(self.sock, {"op": "bye"})
+
     def finish(self, keep: frozenset[int] = frozenset()) -> None:
         """Tell the kernel's process to leave, then end it (``end``), giving a profiler that wraps it
         time to write its report (Nsight Compute writes it once its target has left)."""
-        with contextlib.suppress(OSError):
-            wire.send_pickle(self.sock, {"op": "bye"})
+        self.leave()
         self.end(grace_s=120.0 if self.wrapped else 2.0, keep=keep)
 
     def end(self, grace_s: float = 0.0, keep: frozenset[int] = frozenset()) -> None:

@@ -134,36 +134,62 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     """The correctness gate on every config, then, only when every config passed, the benchmark,
     in this one process: ``{"correctness": <task_correctness's result>, "bench": <task_bench's> or
     None}``. The benchmark checks every timed call's outputs again on fresh inputs, so a kernel
-    that is right only while checked still fails."""
+    that is right only while checked still fails. On a GPU with ``req["clock"]``, the clock that
+    decides follows (``_clock``); its processes start with the gate."""
     prepared = _prepare(req, progress, proc)
-    progress.phase("correctness")
-    checked = _per_config(req, progress, _check(req), prepared)
-    if not all(r.get("ok") for r in checked["configs"]):
-        return {"correctness": checked, "bench": None}
-    progress.phase("bench", checked["env"])
-    bench = _per_config(req, progress, _time(req), prepared, checked["env"])
-    if req.get("clock") and prepared[0] == "cuda":
-        progress.phase("clock")
-        _clock(req, prepared, bench)
-    return {"correctness": checked, "bench": bench}
+    clock = _clock_processes(req, prepared[0])
+    try:
+        progress.phase("correctness")
+        checked = _per_config(req, progress, _check(req), prepared)
+        if not all(r.get("ok") for r in checked["configs"]):
+            return {"correctness": checked, "bench": None}
+        progress.phase("bench", checked["env"])
+        time_it = _time({**req, "opts": _second_clock_opts(req["opts"])} if clock else req)
+        bench = _per_config(req, progress, time_it, prepared, checked["env"])
+        if clock:
+            progress.phase("clock")  # then "clock <config>" per config, "clock records" (the timeline)
+            _clock(req, prepared, bench, clock, progress)
+        return {"correctness": checked, "bench": bench}
+    finally:
+        if clock:
+            clock.end()
 
 
-def _clock(req: dict, prepared, bench: dict) -> None:
+def _clock_processes(req: dict, device: str):
+    """The deciding clock's kernel processes (kopt.measure.outside_clock), one per config, started
+    now (the GPU is bound) so that their start-up overlaps the gate and the in-process timing; None
+    without ``req["clock"]`` or off the GPU."""
+    if not req.get("clock") or device != "cuda":
+        return None
+    from kopt.measure import outside_clock as oc
+
+    return oc.ClockProcesses(
+        req["kernel"], req["configs_by_device"]["cuda"], tool=req["clock"], baseline=req["kernel"].startswith("torch:"),
+        sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600),
+    )  # fmt: skip
+
+
+def _second_clock_opts(opts: dict) -> dict:
+    """Where Nsight Compute's clock decides, the in-process clocks are second clocks, held to it
+    within 5% (kopt.measure.outside_clock.second_clocks): their least sample counts do."""
+    return {**opts, "max_samples": opts["min_samples"], "profile_calls": opts.get("min_profile_calls", 16)}
+
+
+def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
     """The clock that decides (kopt.measure.outside_clock): once the first kernel process has ended,
-    each config's calls run again in a kernel process of their own under Nsight Compute; each bench
+    each config's calls run again in a kernel process of its own under Nsight Compute; each bench
     record gets the GPU time of its process's launches per call, and the in-process clocks are held
     to it. A torch baseline (the reference's own code, not under test) keeps its in-process figures
     when the clock cannot time it (a copy is no kernel)."""
     from kopt.measure import outside_clock as oc
 
     device, ref, first = prepared
-    first.end()
+    first.end(keep=frozenset(p.proc.pid for p in clock.procs))  # and what it started, not the clock's
     baseline = req["kernel"].startswith("torch:")
     try:
         clocked = oc.clocked_configs(
-            ref, req["kernel"], req["configs_by_device"]["cuda"], tool=req["clock"], opts=_opts(req),
-            go=lambda proc: _go(req, device, proc), sandbox=req.get("sandbox", True),
-            timeout_s=req.get("call_timeout_s", 600),
+            ref, clock, req["configs_by_device"]["cuda"], opts=_opts(req), go=lambda proc: _go(req, device, proc),
+            mark=progress.phase,
         )  # fmt: skip
     except KernelFault as e:
         if not baseline:

@@ -9,19 +9,47 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from kopt.loop import decide as dec
 from kopt.steps.compare import candidate
-from tests.helpers import FIXTURES, run_version
+from tests.helpers import FIXTURES, ROOT, run_version
 
 ATTACKS = FIXTURES / "attacks"
 
 pytestmark = pytest.mark.skipif(shutil.which("ncu") is None, reason="no Nsight Compute on this GPU machine")
 
 
-@pytest.fixture
-def params(run_params):
-    return {**run_params, "bench": {**run_params["bench"], "clock_calls": 8}}
+# one config the in-process clocks can be held to (45 us a call on the H100), beside tiny's two short ones
+LONG = {"M": 4096, "N": 4096, "dtype": "float32"}
+PARAMS = {
+    "device": "auto",
+    "timeout_s": 60,
+    "bench": {"warmup_ms": 10, "rep_ms": 20, "min_samples": 10, "max_samples": 50, "flush_l2": True,
+              "cpu_warmup": 1, "cpu_samples": 2, "clock_calls": 8},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    """The tiny softmax workspace (tests/conftest.py's ``tiny``) with LONG added."""
+    dst = tmp_path_factory.mktemp("clock") / "tiny"
+    shutil.copytree(FIXTURES / "tiny", dst)
+    shutil.copy(ROOT / "examples" / "softmax" / "ref.py", dst / "ref.py")
+    shutil.copy(ROOT / "examples" / "softmax" / "kernels" / "v1.py", dst / "kernels" / "v0.py")
+    doc = yaml.safe_load((dst / "target.yaml").read_text())
+    doc["configs"].append(LONG)
+    (dst / "target.yaml").write_text(yaml.safe_dump(doc))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def honest(workspace, tmp_path_factory):
+    """The honest kernel, run twice (v0 and an identical v1)."""
+    runs = []
+    for v in ("v0", "v1"):
+        runs.append((v, *run_version(workspace, workspace / "kernels" / "v0.py", PARAMS, tmp_path_factory.mktemp(v))))
+    return runs
 
 
 @pytest.fixture
@@ -46,44 +74,43 @@ def _show(df: pd.DataFrame) -> None:
     print(df[[c for c in cols if c in df]].to_string())
 
 
-def test_an_honest_kernel_is_decided_on_nsight_computes_clock(tiny, tmp_path, params):
-    corr, df, out = run_version(tiny, tiny / "kernels" / "v0.py", params, tmp_path)
-    _show(df)
-    assert corr["status"] == "pass" and (df["status"] == "ok").all(), df["error"].tolist()
-    assert set(df["clock"]) == {"ncu"} and (df["gpu_us"] > 0).all() and (df["gpu_launches"] >= 1).all()
-    # the events bracket the launches (and their own pair): not below the GPU's time
-    assert (df["median_us"] >= 0.95 * df["gpu_us"] - 0.5).all()
-    per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
-    assert all(len(rec["clock_calls"]) >= 8 for rec in per_config.values())
-    assert "Nsight Compute" in json.loads((out / "bench.json").read_text())["timing"]["clock"][0]
+def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_is_a_tie(workspace, honest):
+    for _, corr, df, out in honest:
+        _show(df)
+        assert corr["status"] == "pass" and (df["status"] == "ok").all(), df["error"].tolist()
+        assert set(df["clock"]) == {"ncu"} and (df["gpu_us"] > 0).all() and (df["gpu_launches"] == 1).all()
+        # the events bracket the launches (and their own pair): not below the GPU's time
+        assert (df["median_us"] >= 0.95 * df["gpu_us"] - 2.5).all()
+        per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
+        assert all(len(rec["clock_calls"]) >= 8 for rec in per_config.values())
+        assert "Nsight Compute" in json.loads((out / "bench.json").read_text())["timing"]["clock"][0]
+    comps = _fold(workspace, honest)
+    print(comps[1]["decision"], comps[1]["reason"], [r["delta_pct"] for r in comps[1]["per_class"]])
+    assert comps[1]["decision"] != "keep", comps[1]
 
 
-@pytest.mark.parametrize("lazy", [False, True])
-def test_a_kernel_whose_events_run_slow_is_failed(tiny, tmp_path, params, attack_log, monkeypatch, lazy):
-    if lazy:
-        monkeypatch.setenv("KOPT_ATTACK_LAZY", "1")
-    corr, df, _ = run_version(tiny, ATTACKS / "slows_its_clock.py", params, tmp_path)
-    _show(df)
-    assert attack_log.read_text().startswith("patched perf_counter and Event.elapsed_time x0.5")
-    assert corr["status"] == "pass" and (df["status"] == "failed").all()
-    assert "the kernel's process reported times the GPU did not show" in str(df["error"].iloc[0])
-
-
-@pytest.mark.parametrize("kernel", ["slows_its_clock.py", "patches_statistics.py", "host_half.py"])
-def test_no_attack_on_the_clocks_is_kept_and_an_honest_copy_is_a_tie(
-    tiny, tmp_path, params, attack_log, monkeypatch, kernel
-):
-    """Against the honest kernel: an honest copy of it is a tie; events at 0.9 speed, statistics
+@pytest.mark.parametrize(
+    "kernel, env, fails",
+    [
+        ("slows_its_clock.py", {"KOPT_ATTACK_FACTOR": "0.5"}, True),  # at import
+        ("slows_its_clock.py", {"KOPT_ATTACK_FACTOR": "0.5", "KOPT_ATTACK_LAZY": "1"}, True),  # after 3 calls
+        ("slows_its_clock.py", {"KOPT_ATTACK_FACTOR": "0.9"}, False),  # within the second clocks' 5%
+        ("patches_statistics.py", {}, False),
+        ("host_half.py", {}, False),
+    ],
+)
+def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log, monkeypatch, kernel, env, fails):
+    """Against the honest kernel: events and perf_counter at half speed (after blinding the Guard),
+    at import or lazily, fail on the config long enough to hold them to; at 0.9 speed, statistics
     halved in the kernel's process, half the rows on the host: never kept."""
-    monkeypatch.setenv("KOPT_ATTACK_FACTOR", "0.9")
-    honest = run_version(tiny, tiny / "kernels" / "v0.py", params, tmp_path / "v0")
-    copy = run_version(tiny, tiny / "kernels" / "v0.py", params, tmp_path / "v1")
-    cheat = run_version(tiny, ATTACKS / kernel, params, tmp_path / "v2")
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    cheat = run_version(workspace, ATTACKS / kernel, PARAMS, tmp_path)
     _show(cheat[1])
     assert attack_log.is_file(), "the attack never ran"
-    comps = _fold(tiny, [("v0", *honest), ("v1", *copy)])
-    print(comps[1]["decision"], comps[1]["reason"], [r["delta_pct"] for r in comps[1]["per_class"]])
-    assert comps[1]["decision"] != "keep", comps[1]  # expected: a tie
-    comps = _fold(tiny, [("v0", *honest), ("v2", *cheat)])
+    if fails:
+        assert cheat[0]["status"] == "pass" and (cheat[1]["status"] == "failed").all()
+        assert "the kernel's process reported times the GPU did not show" in str(cheat[1]["error"].iloc[0])
+    comps = _fold(workspace, [honest[0], ("v2", *cheat)])
     print(comps[1]["decision"], comps[1]["reason"], comps[1]["detail"])
     assert comps[1]["decision"] != "keep", comps[1]

@@ -101,22 +101,39 @@ def test_a_record_that_is_not_what_ncu_writes_is_unreadable(tmp_path, change, wo
 
 
 @pytest.mark.parametrize(
-    "events, profiler, fault",
+    "events, profiler, gpu, launches, fault",
     [
-        (101.0, 100.2, None),  # honest: the events bracket a little more than the launches
-        (96.0, 99.0, None),  # within 5% + 0.5 us (clocks, the flush's tail)
-        (90.0, 100.0, "its CUDA events 90.00 us"),  # elapsed_time scaled by 0.9
-        (101.0, 80.0, "torch.profiler 80.00 us"),  # the trace rewritten
-        (101.0, None, None),  # no profiler figure: nothing to hold
+        (101.0, 100.2, 100.0, 1, None),  # honest: the events bracket a little more than the launches
+        (94.0, 99.0, 100.0, 1, None),  # within 5% + 0.5 us + 2 us a launch (clocks, the flush's tail)
+        (90.0, 100.0, 100.0, 1, "its CUDA events 90.00 us"),  # elapsed_time scaled by 0.9
+        (101.0, 80.0, 100.0, 1, "torch.profiler 80.00 us"),  # the trace rewritten
+        (101.0, None, 100.0, 1, None),  # no profiler figure: nothing to hold
+        (3.94, 1.57, 2.96, 1, None),  # the tiny softmax on the H100: ncu reads a short launch 1.4 us long
+        (25.0, 20.0, 30.0, 10, None),  # ten short launches a call: 2 us of slack each
+        (15.0, 20.0, 40.0, 10, "its CUDA events 15.00 us"),
     ],
 )
-def test_the_in_process_clocks_are_held_to_the_gpu_time(events, profiler, fault):
+def test_the_in_process_clocks_are_held_to_the_gpu_time(events, profiler, gpu, launches, fault):
     rec = {"key": "N=1", "median_us": events, "profiler_us": profiler}
+    clocked = {"gpu_us": gpu, "gpu_launches": launches}
     if fault is None:
-        oc.second_clocks(rec, {"gpu_us": 100.0})
+        oc.second_clocks(rec, clocked)
         return
     with pytest.raises(KernelFault, match="reported times the GPU did not show: " + fault):
-        oc.second_clocks(rec, {"gpu_us": 100.0})
+        oc.second_clocks(rec, clocked)
+
+
+def test_the_warm_up_launch_is_dropped_and_must_come_first(tmp_path):
+    """Each clock process launches once before it reads an order (Nsight Compute's set-up is paid
+    then, by all of them at once); that launch, first by position and a fill by name, is not the
+    config's. A record that starts otherwise was launched into before the process was ordered to."""
+    fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)"
+    (tmp_path / "x.csv").write_text(clock_csv([("537", fill, "(1, 1, 1)", 1800.0), ("537", "k", "(8, 1, 1)", 4000.0)]))
+    got = oc.read_record(tmp_path / "x.csv")
+    assert [g["kernel"] for g in got] == ["k"] and got[0]["us"] == pytest.approx(4.0)
+    (tmp_path / "y.csv").write_text(clock_csv([("537", "k", "(8, 1, 1)", 4000.0), ("537", fill, "(1, 1, 1)", 1.0)]))
+    with pytest.raises(KernelFault, match="does not start with the clock's warm-up launch"):
+        oc.read_record(tmp_path / "y.csv")
 
 
 def test_the_clock_times_every_launch_and_only_a_trusted_baselines_ranged_calls():
