@@ -63,6 +63,8 @@ class KernelProcess:
     """One kernel process for one judge. ``ask`` sends an order and returns the answer, or raises
     KernelFault: the kernel's own fault line, a crash (with its signal), or no answer in time."""
 
+    OWNED: set[int] = set()  # this judge's kernel processes not yet ended: their exit statuses are their owners'
+
     def __init__(
         self,
         kernel: str,
@@ -88,6 +90,7 @@ class KernelProcess:
             start_new_session=True,
         )
         theirs.close()
+        KernelProcess.OWNED.add(self.proc.pid)
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
         if begin:
             self.begin()
@@ -131,7 +134,7 @@ class KernelProcess:
             harness = msg.get("harness") and order["op"] == "go" and not self.loaded
             raise HarnessFault(text) if harness else KernelFault(text)
         self.loaded = self.loaded or order["op"] == "go"
-        reaper.reap(exclude=self.proc.pid)  # orphans that ended: no zombie piles up under the judge
+        reaper.reap(exclude=frozenset(KernelProcess.OWNED))  # ended orphans: no zombie piles up
         return msg
 
     def _at(self) -> str:
@@ -175,6 +178,7 @@ class KernelProcess:
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
         self.proc.wait()
+        KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
         shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
 

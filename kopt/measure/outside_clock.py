@@ -99,11 +99,16 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
     the timeline's marks (where the clock's time goes)."""
     calls: dict[str, list[dict]] = {}
     try:
-        for item, proc in zip(items, clock.procs, strict=True):
+        for item, proc, csv_path in zip(items, clock.procs, clock.csvs, strict=True):
             mark(f"clock {item['key']}")
-            proc.begin()
-            go(proc)
-            calls[item["key"]] = run_calls(ref, proc, item, opts=opts)
+            try:
+                proc.begin()
+                go(proc)
+                calls[item["key"]] = run_calls(ref, proc, item, opts=opts)
+            except KernelFault as e:
+                proc.end(grace_s=10.0, keep=frozenset(p.proc.pid for p in clock.procs if p is not proc))
+                _keep_record(csv_path, item["key"])
+                raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
             proc.leave()
         mark("clock records")
         out = {}
@@ -114,6 +119,16 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
         return out
     finally:
         clock.end()
+
+
+def _ncu_says(csv_path: Path) -> str:
+    """Nsight Compute's own error and warning lines in its record, as a clause ('' when none)."""
+    try:
+        lines = csv_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    said = [ln.strip() for ln in lines if ln.startswith(("==ERROR==", "==WARNING=="))]
+    return f" (Nsight Compute: {' '.join(said)[:400]})" if said else ""
 
 
 def _keep_record(csv_path: Path, key: str) -> None:

@@ -60,16 +60,16 @@ def descendants(pid: int | None = None, kids: dict[int, list[int]] | None = None
     return found
 
 
-def reap(exclude: int | None = None) -> int:
-    """Collect every child of this process that has ended (but ``exclude``, whose status its owner
-    reads): orphans the kernel left do not pile up as zombies. The number collected."""
+def reap(exclude: frozenset[int] = frozenset()) -> int:
+    """Collect every child of this process that has ended (but those in ``exclude``, whose status
+    their owners read): orphans the kernel left do not pile up as zombies. The number collected."""
     n = 0
     while True:
         try:
             info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
             return n
-        if info is None or info.si_pid == exclude:
+        if info is None or info.si_pid in exclude:
             return n
         with contextlib.suppress(ChildProcessError):
             os.waitpid(info.si_pid, 0)

@@ -108,9 +108,10 @@ def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log
     cheat = run_version(workspace, ATTACKS / kernel, PARAMS, tmp_path)
     _show(cheat[1])
     assert attack_log.is_file(), "the attack never ran"
-    if fails:
+    if fails:  # Nsight Compute's clock holds the events, or the profiler's trace does first
         assert cheat[0]["status"] == "pass" and (cheat[1]["status"] == "failed").all()
-        assert "the kernel's process reported times the GPU did not show" in str(cheat[1]["error"].iloc[0])
+        error = str(cheat[1]["error"].iloc[0])
+        assert "reported times the GPU did not show" in error or "a stream the timer does not see" in error, error
     comps = _fold(workspace, [honest[0], ("v2", *cheat)])
     print(comps[1]["decision"], comps[1]["reason"], comps[1]["detail"])
     assert comps[1]["decision"] != "keep", comps[1]
