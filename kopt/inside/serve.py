@@ -44,6 +44,8 @@ class Session:
 
         os.makedirs(msg["scratch"], exist_ok=True)
         os.environ["TMPDIR"] = msg["scratch"]
+        if msg.get("warm_up"):  # before the sandbox, as the process's start
+            _warm_up(msg["warm_up"])
         line = sandbox.apply(msg["scratch"], msg.get("scope_signals", True)) if msg.get("sandbox") else "none: off"
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
@@ -237,29 +239,40 @@ def _die_with_judge() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _clock_warmup() -> None:
-    """Under the deciding clock (kopt.measure.outside_clock), one launch before anything else: Nsight
-    Compute sets itself up at a process's first profiled launch (about 2 s), which all the clock's
-    processes then pay at once, at their start. The launch is the record's first, the judge's to
-    drop (``CLOCK_WARMUP``): no code of the kernel's has run yet."""
-    range_name = os.environ.pop("KOPT_CLOCK_WARMUP", None)
-    if not range_name:
+def _clock_context() -> None:
+    """A deciding clock's process (kopt.measure.outside_clock) imports torch and makes its CUDA
+    context as it starts, all of them at once while the judge is busy; no launch (Nsight Compute
+    profiles one process at a time: launches of several at once fail with 'a driver resource was
+    unavailable'). No code of the kernel's has run yet."""
+    if not os.environ.pop("KOPT_CLOCK_CONTEXT", None):
         return
     import torch
 
-    with torch.cuda.nvtx.range(range_name):  # a baseline's clock times this range only
+    torch.empty(1, device="cuda")  # the context and the allocator: no kernel launch
+    torch.cuda.synchronize()
+
+
+def _warm_up(range_name: str) -> None:
+    """The clock's warm-up launch, ordered by the judge one process at a time: Nsight Compute sets
+    itself up at a process's first profiled launch (about 2 s). The record's first launch, the
+    judge's to drop; inside ``range_name``, which a baseline's clock alone times."""
+    import torch
+
+    with torch.cuda.nvtx.range(range_name):
         torch.ones(1, device="cuda")
     torch.cuda.synchronize()
 
 
 def main(fd: int) -> None:
     _die_with_judge()
-    _clock_warmup()
+    _clock_context()
     s = Session(socket.socket(fileno=fd))
     try:
         s.start(s.next_order())
-        s.go(s.next_order())
-        _serve(s)
+        order = s.next_order()
+        if order["op"] != "bye":  # a clock process the judge no longer needs leaves before its go
+            s.go(order)
+            _serve(s)
         code = 0
     except (KernelFault, HarnessFault) as e:
         with contextlib.suppress(OSError):

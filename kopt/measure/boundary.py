@@ -95,11 +95,12 @@ class KernelProcess:
         if begin:
             self.begin()
 
-    def begin(self) -> None:
-        """The process's first order (its scratch folder, its sandbox), once it has started (``begin``
-        False: several processes start at once, each is begun in turn)."""
+    def begin(self, **extra) -> None:
+        """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
+        once it has started (``begin`` False: several processes start at once, each begun in turn)."""
         self.sandbox = self.ask(
-            {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "scope_signals": not self.wrapped},
+            {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "scope_signals": not self.wrapped}
+            | extra,
             timeout_s=300,
         )["sandbox"]
 
@@ -181,6 +182,10 @@ class KernelProcess:
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
         shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
+
+    def others(self) -> frozenset[int]:
+        """This judge's other kernel processes not yet ended (``keep`` when this one ends)."""
+        return frozenset(KernelProcess.OWNED - {self.proc.pid})
 
     def scratch_file(self, name: str) -> Path:
         return Path(self.scratch) / name

@@ -144,6 +144,8 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
         if not all(r.get("ok") for r in checked["configs"]):
             return {"correctness": checked, "bench": None}
         progress.phase("bench", checked["env"])
+        if clock:
+            clock.warm_up()
         time_it = _time({**req, "opts": _second_clock_opts(req["opts"])} if clock else req)
         bench = _per_config(req, progress, time_it, prepared, checked["env"])
         if clock:
@@ -184,7 +186,8 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
     from kopt.measure import outside_clock as oc
 
     device, ref, first = prepared
-    first.end(keep=frozenset(p.proc.pid for p in clock.procs))  # and what it started, not the clock's
+    clock.ready()
+    first.end(keep=first.others())  # and what it started, not the clock's processes
     baseline = req["kernel"].startswith("torch:")
     try:
         clocked = oc.clocked_configs(

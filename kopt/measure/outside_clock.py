@@ -39,12 +39,14 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from kopt.measure.boundary import KernelProcess
-from kopt.measure.faults import KernelFault
+from kopt.measure.faults import HarnessFault, KernelFault
 from kopt.measure.timing import whole_cycles
 from kopt.measure.trial import Trial
 from kopt.profilers import ncu
@@ -66,28 +68,64 @@ WARMUP_KERNEL = "FillFunctor"  # the warm-up launch's kernel (torch.ones), first
 
 class ClockProcesses:
     """One kernel process per config under Nsight Compute (``tool``), started together as soon as
-    the GPU is bound (their start-up, torch's import and Nsight Compute's set-up at a first launch
-    overlap the gate and the in-process timing); not begun, no kernel imported, until their turn."""
+    the GPU is bound: torch's import and the CUDA context overlap the gate (kopt.inside.serve). Once
+    the gate has passed, ``warm_up`` begins them one at a time, beside the in-process timing, each
+    with one warm-up launch (Nsight Compute's set-up at a first launch, about 2 s, paid then; one
+    process at a time, since it profiles one at a time). No kernel is imported until a process's
+    turn. A process whose warm-up fails is started again and pays the set-up in its turn."""
 
     def __init__(self, kernel: str, items: list[dict], *, tool: str, baseline: bool, sandbox: bool, timeout_s: float):
+        self.kernel, self.tool, self.sandbox, self.timeout_s = kernel, tool, sandbox, timeout_s
+        self.only = BASELINE_RANGE if baseline else None
         self.tmp = tempfile.mkdtemp(prefix="kopt-clock-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         self.csvs = [Path(self.tmp) / f"ncu_clock_{i}.csv" for i in range(len(items))]
-        only = BASELINE_RANGE if baseline else None
-        self.procs = [
-            KernelProcess(
-                kernel,
-                wrapper=ncu.clock_command(tool, str(c), only),
-                sandbox=sandbox,
-                timeout_s=timeout_s,
-                begin=False,
-                env={"KOPT_CLOCK_WARMUP": BASELINE_RANGE},
-            )
-            for c in self.csvs
-        ]
+        self.procs = [self._start(c) for c in self.csvs]
+        self.warmed = [False] * len(items)
+        self.stopped, self.thread = False, None
+
+    def _start(self, csv_path: Path) -> KernelProcess:
+        return KernelProcess(
+            self.kernel,
+            wrapper=ncu.clock_command(self.tool, str(csv_path), self.only),
+            sandbox=self.sandbox,
+            timeout_s=self.timeout_s,
+            begin=False,
+            env={"KOPT_CLOCK_CONTEXT": "1"},
+        )
+
+    def warm_up(self) -> None:
+        self.thread = threading.Thread(target=self._warm_all, name="kopt-clock-warm-up", daemon=True)
+        self.thread.start()
+
+    def _warm_all(self) -> None:
+        for i, proc in enumerate(self.procs):
+            try:
+                if not self.stopped:
+                    proc.begin(warm_up=BASELINE_RANGE)
+                    self.warmed[i] = True
+            except (KernelFault, HarnessFault) as e:
+                if self.stopped:
+                    return
+                proc.end(grace_s=10.0, keep=proc.others())
+                print(
+                    f"kopt: a clock process's warm-up failed ({e}{_ncu_says(self.csvs[i])}); started again",
+                    file=sys.stderr,
+                )
+                self.csvs[i] = self.csvs[i].with_name(f"ncu_clock_{i}_again.csv")
+                self.procs[i] = self._start(self.csvs[i])
+
+    def ready(self) -> None:
+        """Every process begun (or started again, to be begun in its turn)."""
+        if self.thread is not None:
+            self.thread.join()
 
     def end(self) -> None:
+        self.stopped = True
         for proc in self.procs:
-            proc.end()
+            proc.end(keep=proc.others())
+        self.ready()
+        for proc in self.procs:  # one started again meanwhile
+            proc.end(keep=proc.others())
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -98,24 +136,29 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
     runs: it works on the host). Per config, what ``per_config`` reads from its record. ``mark(name)``:
     the timeline's marks (where the clock's time goes)."""
     calls: dict[str, list[dict]] = {}
+    clock.ready()
     try:
-        for item, proc, csv_path in zip(items, clock.procs, clock.csvs, strict=True):
+        for i, item in enumerate(items):
+            proc, csv_path = clock.procs[i], clock.csvs[i]
             mark(f"clock {item['key']}")
             try:
-                proc.begin()
+                if not clock.warmed[i]:
+                    proc.begin()
                 go(proc)
                 calls[item["key"]] = run_calls(ref, proc, item, opts=opts)
             except KernelFault as e:
-                proc.end(grace_s=10.0, keep=frozenset(p.proc.pid for p in clock.procs if p is not proc))
+                proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
                 raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
             proc.leave()
         mark("clock records")
         out = {}
-        for item, proc, csv_path in zip(items, clock.procs, clock.csvs, strict=True):
-            proc.finish(keep=frozenset(p.proc.pid for p in clock.procs if p is not proc))
+        for i, item in enumerate(items):
+            proc, csv_path = clock.procs[i], clock.csvs[i]
+            proc.finish(keep=proc.others())
             _keep_record(csv_path, item["key"])
-            out[item["key"]] = per_config(read_record(csv_path), calls[item["key"]], item["key"])
+            launches = read_record(csv_path, warmed=clock.warmed[i])
+            out[item["key"]] = per_config(launches, calls[item["key"]], item["key"])
         return out
     finally:
         clock.end()
@@ -175,16 +218,18 @@ def _call(trial: Trial, flush, where: str, **how) -> dict:
     return {"seed": s.seed, "set": s.index, "wall_us": round(wall_us, 2)}
 
 
-def read_record(csv_path: Path) -> list[dict]:
-    """The launches Nsight Compute recorded after the process's warm-up launch (the first, which
-    ran before any code of the kernel's: kopt.inside.serve), or a fault when it left no readable
-    record or its first launch is not that warm-up."""
+def read_record(csv_path: Path, warmed: bool = True) -> list[dict]:
+    """The launches Nsight Compute recorded, after the process's warm-up launch when it made one
+    (``warmed``: the first, ordered before any code of the kernel's was imported), or a fault when
+    it left no readable record or its first launch is not that warm-up."""
     try:
         launches = ncu.clock_launches(csv_path.read_text(errors="replace"))
     except (OSError, ValueError) as e:
         raise KernelFault(
             f"Nsight Compute left no readable record of the calls ({e}): the clock that decides is missing"
         ) from None
+    if not warmed:
+        return launches
     if not launches or WARMUP_KERNEL not in str(launches[0]["kernel"]):
         raise KernelFault(
             "Nsight Compute's record does not start with the clock's warm-up launch: the process launched "

@@ -134,6 +134,8 @@ def test_the_warm_up_launch_is_dropped_and_must_come_first(tmp_path):
     (tmp_path / "y.csv").write_text(clock_csv([("537", "k", "(8, 1, 1)", 4000.0), ("537", fill, "(1, 1, 1)", 1.0)]))
     with pytest.raises(KernelFault, match="does not start with the clock's warm-up launch"):
         oc.read_record(tmp_path / "y.csv")
+    # a process started again after its warm-up failed makes none: every launch is the config's
+    assert [g["kernel"] for g in oc.read_record(tmp_path / "y.csv", warmed=False)] == ["k", fill]
 
 
 def test_the_clock_times_every_launch_and_only_a_trusted_baselines_ranged_calls():
