@@ -17,8 +17,8 @@ the L2 from its own CUDA context (a 256 MB write: no launch of the kernel's proc
 harness's). The processes start together with the gate (kopt.measure.child), each makes one
 warm-up launch before it reads its first order (Nsight Compute's set-up at a first launch, about
 2 s, is paid then, by all at once; the launch is dropped from the record by position and name),
-and they run one after another; each leaves once its calls are done, and the records are read
-when all have.
+and they run one after another, each ended before the next config's calls (Nsight Compute profiles
+one process at a time).
 
 What the total holds besides the calls: what the kernel launches at import or on a first call
 (Triton's autotuning is kept on disk per version, TRITON_CACHE_AUTOTUNING, so the timing process's
@@ -131,10 +131,9 @@ class ClockProcesses:
 
 def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict, go, mark) -> dict[str, dict]:
     """Each config's calls in its own process of ``clock``, made ready by ``go(proc)`` (the kernel
-    imported), one config after another; each process leaves once its calls are done, and Nsight
-    Compute's records are read when all have (each front-end writes its own while the next config
-    runs: it works on the host). Per config, what ``per_config`` reads from its record. ``mark(name)``:
-    the timeline's marks (where the clock's time goes)."""
+    imported), one config after another, each process ended (its record written) before the next
+    config's calls. Per config, what ``per_config`` reads from its record. ``mark(name)``: the
+    timeline's marks (where the clock's time goes)."""
     calls: dict[str, list[dict]] = {}
     clock.ready()
     try:
@@ -150,14 +149,14 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
                 raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
-            proc.leave()
+            # gone, and all it started, before the next profiles: a process Nsight Compute still
+            # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
+            proc.finish(keep=proc.others())
         mark("clock records")
         out = {}
         for i, item in enumerate(items):
-            proc, csv_path = clock.procs[i], clock.csvs[i]
-            proc.finish(keep=proc.others())
-            _keep_record(csv_path, item["key"])
-            launches = read_record(csv_path, warmed=clock.warmed[i])
+            _keep_record(clock.csvs[i], item["key"])
+            launches = read_record(clock.csvs[i], warmed=clock.warmed[i])
             out[item["key"]] = per_config(launches, calls[item["key"]], item["key"])
         return out
     finally:
