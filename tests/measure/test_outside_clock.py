@@ -144,3 +144,13 @@ def test_the_clock_times_every_launch_and_only_a_trusted_baselines_ranged_calls(
     assert cmd[cmd.index("--metrics") : cmd.index("--metrics") + 2] == ["--metrics", "gpu__time_duration.sum"]
     ranged = ncu.clock_command("ncu", "/x/clock.csv", oc.BASELINE_RANGE)
     assert ranged[ranged.index("--nvtx-include") + 1] == "kopt-clock/"
+
+
+def test_a_record_of_the_softmax_example_on_the_h100_decides():
+    """The clock's own record of v1 on M=262144, N=256 (docs/runs/h100-clock/): the warm-up fill
+    first, then 32 launches of the kernel, 179.9 us each on average (bench.csv's gpu_us)."""
+    launches = oc.read_record(FIXTURE.parent / "h100_ncu_clock_softmax_v1_N256.csv")
+    assert len(launches) == 32 and {ln["kernel"] for ln in launches} == {"softmax_one_pass"}
+    calls = [{"seed": i, "set": i % 8, "wall_us": 8000.0} for i in range(32)]
+    got = oc.per_config(launches, calls, "M=262144,N=256,dtype=float32")
+    assert got["gpu_us"] == pytest.approx(179.919, abs=0.01) and got["gpu_launches"] == 1.0
