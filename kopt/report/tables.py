@@ -423,6 +423,7 @@ def render_benchmark(res: Results) -> str:
         rows=benchmark_rows(res, comps),
         clock_notes=clock_notes(res, {k: c for k, c in comps.items() if k != "v0"}),
         clock=res.best.clock() if res.best else "script",
+        gpu_clock=res.best.compare.get("clock") if res.best else None,
         notes=notes,
         calls=res.baseline_calls,
         device=res.last.compare.get("device"),
