@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from kopt.measure import reaper, wire
@@ -168,8 +169,7 @@ class KernelProcess:
         ``grace_s``: how long a profiler wrapping it may take to write its report after it left."""
         with contextlib.suppress(OSError):
             self.sock.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=grace_s)
+        self._grace(grace_s, keep)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
@@ -178,6 +178,21 @@ class KernelProcess:
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
         shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
+
+    def _grace(self, grace_s: float, keep: frozenset[int]) -> None:
+        """Up to ``grace_s`` for the process (a profiler wrapping the kernel's) to leave by itself,
+        killing meanwhile what the kernel left behind (its orphans, the judge's children now): a
+        profiler waits for every process it traced, and one that outlives its target must not hold
+        the profiler from the next."""
+        deadline = time.monotonic() + grace_s
+        while True:
+            try:
+                self.proc.wait(timeout=min(0.2, max(0.0, deadline - time.monotonic())))
+                return
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    return
+                reaper.sweep(keep=keep | {self.proc.pid})
 
     def others(self) -> frozenset[int]:
         """This judge's other kernel processes not yet ended (``keep`` when this one ends)."""
