@@ -254,7 +254,7 @@ def _clock_context() -> None:
 
 def _warm_up(range_name: str) -> None:
     """The clock's warm-up launch, ordered by the judge one process at a time: Nsight Compute sets
-    itself up at a process's first profiled launch (about 2 s). The record's first launch, the
+    itself up at a process's first profiled launch (0.6 s on the H100). The record's first launch, the
     judge's to drop; inside ``range_name``, which a baseline's clock alone times."""
     import torch
 

@@ -14,11 +14,12 @@ adversarial review broke a design that cut one process's launches into calls by 
 another that cut them by marker launches: the kernel pushes the labels and launches the markers).
 The calls are drawn fresh, poisoned and checked as everywhere, and before each the judge flushes
 the L2 from its own CUDA context (a 256 MB write: no launch of the kernel's process is the
-harness's). The processes start together with the gate (kopt.measure.child), each makes one
-warm-up launch before it reads its first order (Nsight Compute's set-up at a first launch, about
-2 s, is paid then, by all at once; the launch is dropped from the record by position and name),
-and they run one after another, each ended before the next config's calls (Nsight Compute profiles
-one process at a time).
+harness's). The processes start together with the gate (kopt.measure.child) and make their CUDA
+context at once; beside the in-process timing they are begun one at a time, each with one warm-up
+launch before any code of the kernel's is imported (Nsight Compute's set-up at a process's first
+launch, 0.63-0.66 s on the H100, is paid then; the launch is dropped from the record by position
+and name). They run one after another, each ended before the next config's calls: Nsight Compute
+profiles one process at a time.
 
 What the total holds besides the calls: what the kernel launches at import or on a first call
 (Triton's autotuning is kept on disk per version, TRITON_CACHE_AUTOTUNING, so the timing process's
@@ -70,7 +71,7 @@ class ClockProcesses:
     """One kernel process per config under Nsight Compute (``tool``), started together as soon as
     the GPU is bound: torch's import and the CUDA context overlap the gate (kopt.inside.serve). Once
     the gate has passed, ``warm_up`` begins them one at a time, beside the in-process timing, each
-    with one warm-up launch (Nsight Compute's set-up at a first launch, about 2 s, paid then; one
+    with one warm-up launch (Nsight Compute's set-up at a first launch, 0.6 s, paid then; one
     process at a time, since it profiles one at a time). No kernel is imported until a process's
     turn. A process whose warm-up fails is started again and pays the set-up in its turn."""
 

@@ -124,9 +124,10 @@ def test_the_in_process_clocks_are_held_to_the_gpu_time(events, profiler, gpu, l
 
 
 def test_the_warm_up_launch_is_dropped_and_must_come_first(tmp_path):
-    """Each clock process launches once before it reads an order (Nsight Compute's set-up is paid
-    then, by all of them at once); that launch, first by position and a fill by name, is not the
-    config's. A record that starts otherwise was launched into before the process was ordered to."""
+    """Each clock process is begun with one launch, before any code of the kernel's is imported
+    (Nsight Compute's set-up is paid then, beside the in-process timing); that launch, first by
+    position and a fill by name, is not the config's. A record that starts otherwise was launched
+    into before the process was ordered to."""
     fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)"
     (tmp_path / "x.csv").write_text(clock_csv([("537", fill, "(1, 1, 1)", 1800.0), ("537", "k", "(8, 1, 1)", 4000.0)]))
     got = oc.read_record(tmp_path / "x.csv")
