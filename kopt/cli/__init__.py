@@ -6,6 +6,7 @@ kopt new [--from vK | --repair vK | --split]   the next version: from the best c
 kopt mask vN / kopt unmask vN             take a version out of the fold / back in
 kopt rerun vN [--current]                 rerun a past version in a tree of its own and compare
 kopt experience add|recommend|search|list|merge|stats ...
+kopt init DIR --kernelbench FILE          a workspace from a KernelBench problem file
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kopt.cli import experience, loop, rerun
+from kopt.cli import experience, init, loop, rerun
 from kopt.cli.common import config_workspace
 from kopt.workspace.target import WorkspaceError
 
@@ -54,6 +55,12 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--current", action="store_true", help="run the workspace's files as they are now")
     sp.add_argument("--config", nargs="*", default=[], help="more Snakemake --config values (key=value)")
     sp.set_defaults(fn=rerun.cmd_rerun)
+    sp = sub.add_parser("init", help="a workspace from what you have: a KernelBench problem file")
+    sp.add_argument("dir", help="the new workspace's folder (absent or empty)")
+    sp.add_argument(
+        "--kernelbench", required=True, metavar="FILE", help="a KernelBench problem (Model, get_inputs, ...)"
+    )
+    sp.set_defaults(fn=init.cmd_init)
     ep = sub.add_parser("experience", help="the experience log (SQLite)")
     ep.add_argument("--db", default=None, help="store path (default: the user's data directory)")
     es = ep.add_subparsers(dest="exp", required=True)

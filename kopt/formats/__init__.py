@@ -1,0 +1,1 @@
+"""The formats users bring, made into kernel-opt workspaces (`kopt init`): KernelBench problems."""

@@ -1,0 +1,137 @@
+"""A KernelBench problem file as a kernel-opt reference (trusted side: the user's own problem).
+
+KernelBench (ScalingIntelligence/KernelBench) writes a problem as a ``Model(nn.Module)``, sizes as
+module-level numbers, ``get_inputs()`` and ``get_init_inputs()``. ``kopt init --kernelbench``
+copies the file verbatim into the workspace as ``problem.py`` and writes a ``ref.py`` of two lines
+that hand kopt this module's ``Problem``:
+
+- a config is the file's sizes (``batch_size``, ``dim``, ...), set as the module's globals before
+  ``get_inputs()`` and ``get_init_inputs()`` run, so one file gives the GPU config (its own sizes)
+  and smaller CPU ones (``cpu_sizes``);
+- ``setup(seed, **sizes)`` draws the inputs under the seed, builds the Model under the same seed
+  and hands its parameters and buffers to kernels as inputs (``w_<name>``, dots as ``__``), so a
+  kernel sees the weights the reference uses; the sizes go along as ``cfg_<name>`` scalars;
+- ``reference(**inputs)`` is the Model's ``forward`` on those inputs and weights
+  (``torch.func.functional_call`` on a Model built on the meta device), returning its outputs.
+
+The inputs are named after ``forward``'s parameters where they fit (else ``x0``, ``x1``, ...); the
+outputs ``out``, or ``out0``, ``out1``, ... for a tuple.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import torch
+
+SIZE = "cfg_"  # a size of the problem, as a scalar input
+WEIGHT = "w_"  # a parameter or buffer of the Model, by its dotted name with '.' as '__'
+OUTPUT = re.compile(r"out\d*")  # the outputs' names
+TOLERANCES = {  # KernelBench's own (src/kernelbench/eval.py, get_tolerance_for_precision), atol = rtol
+    "default": {"atol": 1e-4, "rtol": 1e-4},  # a config has no dtype column: KernelBench's fp32
+    "float32": {"atol": 1e-4, "rtol": 1e-4},
+    "float16": {"atol": 1e-2, "rtol": 1e-2},
+    "bfloat16": {"atol": 1e-2, "rtol": 1e-2},
+}
+
+
+class ProblemError(ValueError):
+    """What kopt cannot map in a KernelBench file: one line naming the file and the construct."""
+
+
+def run_file(path: Path) -> dict:
+    """The file's module namespace, executed once."""
+    ns: dict = {"__name__": f"kernelbench_{path.stem}", "__file__": str(path)}
+    try:
+        exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102 - the user's own problem file
+    except Exception as e:  # noqa: BLE001 - any error in the user's file is one line
+        raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not callable(ns.get(name)):
+            raise ProblemError(
+                f"{path}: no {name} (a KernelBench problem defines Model, get_inputs and get_init_inputs)"
+            )
+    return ns
+
+
+def sizes_of(ns: dict) -> dict[str, int | float]:
+    """The module-level numbers, in the order the file defines them: the problem's sizes."""
+    return {
+        k: v for k, v in ns.items() if not k.startswith("_") and isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+
+
+class Problem:
+    """One problem file, its namespace per config (its sizes as globals), its Model per config."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._ns: dict[tuple, dict] = {}
+        self._skeletons: dict[tuple, torch.nn.Module] = {}
+        self._outputs: dict[tuple, list[str]] = {}
+
+    def namespace(self, sizes: dict) -> dict:
+        key = tuple(sorted(sizes.items()))
+        if key not in self._ns:
+            ns = run_file(self.path)
+            unknown = set(sizes) - set(sizes_of(ns))
+            if unknown:
+                raise ProblemError(f"{self.path}: no module-level size named {sorted(unknown)}")
+            ns.update(sizes)  # get_inputs() and get_init_inputs() read them when called
+            self._ns[key] = ns
+        return self._ns[key]
+
+    def arg_names(self, ns: dict, n: int) -> list[str]:
+        """``forward``'s parameter names when there are ``n`` of them, plain and distinct; else x0, x1, ..."""
+        params = list(inspect.signature(ns["Model"].forward).parameters.values())[1:]
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        ok = len(names) == n == len(params) and not any(x.startswith((SIZE, WEIGHT, "out")) for x in names)
+        return names if ok else [f"x{i}" for i in range(n)]
+
+    def skeleton(self, sizes: dict) -> torch.nn.Module:
+        """The Model built on the meta device (its structure; its weights come as inputs)."""
+        key = tuple(sorted(sizes.items()))
+        if key not in self._skeletons:
+            ns = self.namespace(sizes)
+            with torch.device("meta"):
+                self._skeletons[key] = ns["Model"](*ns["get_init_inputs"]())
+        return self._skeletons[key]
+
+    def output_names(self, sizes: dict, run) -> list[str]:
+        """``out``, or ``out0``, ``out1``, ... as many as ``run()`` (the forward) returns."""
+        key = tuple(sorted(sizes.items()))
+        if key not in self._outputs:
+            got = run()
+            n = len(got) if isinstance(got, (tuple, list)) else 1
+            self._outputs[key] = ["out"] if n == 1 else [f"out{i}" for i in range(n)]
+        return self._outputs[key]
+
+    def setup(self, seed: int, **sizes) -> dict:
+        ns = self.namespace(sizes)
+        torch.manual_seed(seed)
+        args = list(ns["get_inputs"]())
+        torch.manual_seed(seed)
+        model = ns["Model"](*ns["get_init_inputs"]())
+        names = self.arg_names(ns, len(args))
+        inputs = dict(zip(names, args, strict=True))
+        for name, t in (*model.named_parameters(), *model.named_buffers()):
+            inputs[WEIGHT + name.replace(".", "__")] = t.detach()
+        inputs.update({SIZE + k: v for k, v in sizes.items()})
+        outputs = self.output_names(sizes, lambda: self.reference(**inputs))
+        return {"inputs": inputs, "outputs": outputs}
+
+    def reference(self, **inputs):
+        """The Model's forward on ``inputs`` (their weights and sizes among them); output buffers
+        passed by name (a kernel's call: ``out``, ``out0``, ...) are left out."""
+        sizes = {k[len(SIZE) :]: v for k, v in inputs.items() if k.startswith(SIZE)}
+        weights = {k[len(WEIGHT) :].replace("__", "."): v for k, v in inputs.items() if k.startswith(WEIGHT)}
+        given = [k for k in inputs if not k.startswith((SIZE, WEIGHT)) and not OUTPUT.fullmatch(k)]
+        names = self.arg_names(self.namespace(sizes), len(given))
+        with torch.no_grad():
+            return torch.func.functional_call(self.skeleton(sizes), weights, tuple(inputs[n] for n in names))
+
+    def eager(self, **inputs):
+        """torch eager, as a kernel (``kernels/v0.py``): the reference, returning its outputs."""
+        return self.reference(**inputs)

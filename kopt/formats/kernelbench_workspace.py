@@ -1,0 +1,149 @@
+"""``kopt init DIR --kernelbench FILE``: a workspace from a KernelBench problem file.
+
+It writes ``problem.py`` (the file, verbatim), a ``ref.py`` handing it to
+kopt.formats.kernelbench, ``kernels/v0.py`` (torch eager, the version to beat) and
+``target.yaml``: the file's own sizes as the GPU config; a CPU config made by halving the largest
+size, one at a time, while the Model still runs on it (on the meta device), until the inputs and
+weights hold at most CPU_BUDGET elements, then checked by a real run on the CPU; KernelBench's
+tolerances. It says what it inferred. What it cannot map is one line naming the file, and
+nothing is left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import torch
+import yaml
+
+from kopt.formats.kernelbench import TOLERANCES, Problem, ProblemError, run_file, sizes_of
+
+CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the interpreter is slow)
+
+REF = '''"""KernelBench problem {name}, made into a kernel-opt reference by `kopt init --kernelbench`:
+problem.py is {source}, verbatim; kopt.formats.kernelbench says how its sizes, inputs and weights
+reach setup() and reference()."""
+
+from pathlib import Path
+
+from kopt.formats.kernelbench import Problem
+
+_problem = Problem(Path(__file__).with_name("problem.py"))
+setup, reference = _problem.setup, _problem.reference
+'''
+
+EAGER = '''"""v0: torch eager, the problem's own Model (the version to beat), made by `kopt init --kernelbench`.
+It gets the inputs by name (forward's parameter names), the Model's weights (w_<name>), the sizes
+(cfg_<name>) and the output buffers (out, or out0, out1, ...), and returns the outputs."""
+
+from pathlib import Path
+
+from kopt.formats.kernelbench import Problem
+
+_problem = Problem(Path(__file__).resolve().parents[1] / "problem.py")
+
+
+def run_kernel(**inputs):
+    return _problem.eager(**inputs)
+'''
+
+
+def _elements(problem: Problem, sizes: dict) -> int:
+    """Elements of the inputs and the Model's weights at ``sizes`` (on the meta device)."""
+    with torch.device("meta"):
+        got = problem.setup(0, **sizes)["inputs"]
+    return sum(t.numel() for t in got.values() if isinstance(t, torch.Tensor))
+
+
+def _runs(problem: Problem, sizes: dict) -> bool:
+    try:
+        _elements(problem, sizes)
+        return True
+    except Exception:  # noqa: BLE001 - a size the Model does not take
+        return False
+
+
+def cpu_sizes(problem: Problem, sizes: dict) -> dict:
+    """``sizes`` with the largest integer size halved, one at a time, while the Model runs on them,
+    until the inputs and weights hold at most CPU_BUDGET elements; then run for real on the CPU."""
+    cur, frozen = dict(sizes), set()
+    while _elements(problem, cur) > CPU_BUDGET:
+        free = [k for k, v in cur.items() if isinstance(v, int) and v >= 2 and k not in frozen]
+        if not free:
+            raise ProblemError(
+                f"{problem.path}: halving its sizes gives no config under {CPU_BUDGET} elements that its Model runs on"
+            )
+        k = max(free, key=lambda x: cur[x])
+        trial = {**cur, k: cur[k] // 2}
+        if _runs(problem, trial):
+            cur = trial
+        else:
+            frozen.add(k)
+    with torch.device("cpu"):
+        try:
+            problem.reference(**problem.setup(0, **cur)["inputs"])
+        except Exception as e:  # noqa: BLE001 - the user's Model on its CPU sizes
+            raise ProblemError(
+                f"{problem.path}: its Model fails on the CPU sizes {cur} ({type(e).__name__}: {e})"
+            ) from None
+    return cur
+
+
+def target_doc(name: str, source: Path, sizes: dict, small: dict) -> str:
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    halved = ", ".join(f"{k} {sizes[k]} -> {small[k]}" for k in sizes if small[k] != sizes[k]) or "none"
+    head = (
+        f"# Made by `kopt init --kernelbench` from {source} (sha256 {digest}...).\n"
+        "# configs: the file's own sizes. cpu_configs: the largest size halved, one at a time, while the\n"
+        f"# Model runs, until inputs and weights hold at most {CPU_BUDGET} elements ({halved}).\n"
+        "# tolerances: KernelBench's (src/kernelbench/eval.py: atol = rtol = 1e-4 in fp32, 1e-2 in fp16/bf16).\n"
+    )
+    doc = {
+        "name": name,
+        "class_by": [next(iter(sizes))] if sizes else [],
+        "configs": [sizes],
+        "cpu_configs": [small],
+        "tolerances": TOLERANCES,
+        "seeds": 3,
+    }
+    return head + yaml.safe_dump(doc, sort_keys=False)
+
+
+def init(dest: Path, source: Path) -> list[str]:
+    """The workspace at ``dest`` (which must not exist, or be empty); what it inferred, as lines."""
+    if dest.exists() and any(dest.iterdir()):
+        raise ProblemError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
+    sizes = sizes_of(run_file(source))
+    if not sizes:
+        raise ProblemError(f"{source}: no module-level sizes (numbers) for the configs")
+    staging = dest.with_name(f".{dest.name}.kopt-init")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        (staging / "kernels").mkdir(parents=True)
+        shutil.copyfile(source, staging / "problem.py")
+        problem = Problem(staging / "problem.py")
+        small = cpu_sizes(problem, sizes)
+        with torch.device("meta"):
+            got = problem.setup(0, **sizes)
+        name = source.stem
+        (staging / "ref.py").write_text(REF.format(name=name, source=source.name))
+        (staging / "kernels" / "v0.py").write_text(EAGER)
+        (staging / "target.yaml").write_text(target_doc(name, source, sizes, small))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            dest.rmdir()
+        staging.rename(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    args = [k for k in got["inputs"] if not k.startswith(("w_", "cfg_"))]
+    weights = [k for k in got["inputs"] if k.startswith("w_")]
+    return [
+        f"{dest}: KernelBench problem {source.name}",
+        f"  GPU config (the file's sizes): {sizes}",
+        f"  CPU config: {small}",
+        f"  inputs {args}, weights {len(weights)} ({', '.join(weights[:4])}{', ...' if len(weights) > 4 else ''}), "
+        f"outputs {got['outputs']}",
+        "  tolerances: KernelBench's (fp32 1e-4, fp16/bf16 1e-2); v0: torch eager",
+    ]

@@ -1,0 +1,91 @@
+"""`kopt init --kernelbench`: KernelBench's own problem files (tests/fixtures/kernelbench/, verbatim)
+made into workspaces whose torch-eager v0 passes the gate on the CPU, with the Model's weights
+made from the seed and handed to kernels; what cannot be mapped is one line and leaves nothing."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+import yaml
+
+from kopt.cli import main
+from kopt.formats import kernelbench_workspace as kw
+from kopt.formats.kernelbench import Problem, ProblemError
+from tests.helpers import FIXTURES, run_version
+
+KB = FIXTURES / "kernelbench"
+
+
+def test_a_level_1_problem_becomes_a_workspace_with_its_own_sizes(tmp_path, capsys):
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(KB / "23_Softmax.py")]) == 0
+    said = capsys.readouterr().out
+    ws = tmp_path / "ws"
+    assert (ws / "problem.py").read_text() == (KB / "23_Softmax.py").read_text()
+    target = yaml.safe_load((ws / "target.yaml").read_text())
+    assert target["configs"] == [{"batch_size": 4096, "dim": 393216}]  # the file's own sizes
+    small = target["cpu_configs"][0]
+    assert small["batch_size"] * small["dim"] <= kw.CPU_BUDGET and small != target["configs"][0]
+    assert target["tolerances"]["float32"] == {"atol": 1e-4, "rtol": 1e-4}
+    assert "inputs ['x']" in said and "outputs ['out']" in said and "CPU config" in said
+
+
+@pytest.mark.parametrize("name", ["23_Softmax", "9_Tall_skinny_matrix_multiplication_", "12_Gemm_Multiply_LeakyReLU"])
+def test_its_torch_eager_v0_passes_the_gate_on_the_cpu(tmp_path, run_params, name):
+    ws = tmp_path / name
+    kw.init(ws, KB / f"{name}.py")
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "out")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), df.get("error"))
+
+
+def test_the_models_weights_come_from_the_seed_and_reach_the_kernel_by_name(tmp_path):
+    """A level-2 problem with an nn.Linear: its weight and bias are inputs (w_gemm__weight,
+    w_gemm__bias), the same for the same seed and others for another; the reference uses them."""
+    shutil.copy(KB / "12_Gemm_Multiply_LeakyReLU.py", tmp_path / "problem.py")
+    p = Problem(tmp_path / "problem.py")
+    sizes = {"batch_size": 4, "in_features": 8, "out_features": 6, "multiplier": 2.0, "negative_slope": 0.1}
+    a, b, c = (p.setup(s, **sizes)["inputs"] for s in (1, 1, 2))
+    assert {"x", "w_gemm__weight", "w_gemm__bias", "cfg_batch_size"} <= set(a)
+    assert torch.equal(a["w_gemm__weight"], b["w_gemm__weight"]) and not torch.equal(
+        a["w_gemm__weight"], c["w_gemm__weight"]
+    )
+    x, w, bias = a["x"], a["w_gemm__weight"], a["w_gemm__bias"]
+    expected = torch.nn.functional.leaky_relu((x @ w.T + bias) * 2.0, 0.1)
+    assert torch.allclose(p.reference(**a), expected)
+    zeroed = {**a, "w_gemm__weight": torch.zeros_like(w)}  # the weights given, not the Model's own
+    assert torch.allclose(p.reference(**zeroed), torch.nn.functional.leaky_relu(bias.expand(4, 6) * 2.0, 0.1))
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        ("import torch\nx = 3\ndef get_inputs():\n    return []\n", "no Model"),
+        ("raise RuntimeError('broken')\n", "does not run (RuntimeError: broken)"),
+        (
+            "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+            "def get_inputs():\n    return [torch.rand(4)]\ndef get_init_inputs():\n    return []\n",
+            "no module-level sizes",
+        ),
+    ],
+)
+def test_what_cannot_be_mapped_is_one_line_and_leaves_nothing(tmp_path, capsys, body, words):
+    src = tmp_path / "bad.py"
+    src.write_text(body)
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(src) in err and words in err
+    assert not (tmp_path / "ws").exists() and not list(tmp_path.glob(".ws*"))
+
+
+def test_a_workspace_is_not_written_over(tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "mine.txt").write_text("keep")
+    with pytest.raises(ProblemError, match="exists and is not empty"):
+        kw.init(tmp_path / "ws", KB / "23_Softmax.py")
+    assert [p.name for p in (tmp_path / "ws").iterdir()] == ["mine.txt"]
+
+
+def test_the_fixtures_are_kernelbench_s_files_as_they_are():
+    assert "ScalingIntelligence/KernelBench" in (KB / "SOURCE.md").read_text()
+    assert all("def get_init_inputs" in p.read_text() for p in KB.glob("*.py"))
