@@ -12,7 +12,9 @@ that hand kopt this module's ``Problem``:
   and hands its parameters and buffers to kernels as inputs (``w_<name>``, dots as ``__``), so a
   kernel sees the weights the reference uses; the sizes go along as ``cfg_<name>`` scalars;
 - ``reference(**inputs)`` is the Model's ``forward`` on those inputs and weights
-  (``torch.func.functional_call`` on a Model built on the meta device), returning its outputs.
+  (``torch.func.functional_call`` on a Model built on the meta device), returning its outputs; the
+  Model runs as KernelBench runs it (as built: training mode), on copies of its buffers, so a
+  BatchNorm's running statistics, which it updates, are not the inputs.
 
 The inputs are named after ``forward``'s parameters where they fit (else ``x0``, ``x1``, ...); the
 outputs ``out``, or ``out0``, ``out1``, ... for a tuple.
@@ -129,8 +131,12 @@ class Problem:
         weights = {k[len(WEIGHT) :].replace("__", "."): v for k, v in inputs.items() if k.startswith(WEIGHT)}
         given = [k for k in inputs if not k.startswith((SIZE, WEIGHT)) and not OUTPUT.fullmatch(k)]
         names = self.arg_names(self.namespace(sizes), len(given))
+        model = self.skeleton(sizes)
+        for name, _ in model.named_buffers():  # a training-mode BatchNorm updates its running stats
+            if name in weights:
+                weights[name] = weights[name].clone()
         with torch.no_grad():
-            return torch.func.functional_call(self.skeleton(sizes), weights, tuple(inputs[n] for n in names))
+            return torch.func.functional_call(model, weights, tuple(inputs[n] for n in names))
 
     def eager(self, **inputs):
         """torch eager, as a kernel (``kernels/v0.py``): the reference, returning its outputs."""

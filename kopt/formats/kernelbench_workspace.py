@@ -4,7 +4,8 @@ It writes ``problem.py`` (the file, verbatim), a ``ref.py`` handing it to
 kopt.formats.kernelbench, ``kernels/v0.py`` (torch eager, the version to beat) and
 ``target.yaml``: the file's own sizes as the GPU config; a CPU config made by halving the largest
 size, one at a time, while the Model still runs on it (on the meta device), until the inputs and
-weights hold at most CPU_BUDGET elements, then checked by a real run on the CPU; KernelBench's
+weights hold at most CPU_BUDGET elements (CPU_LIMIT where the file fixes other sizes), then checked
+by a real run on the CPU; KernelBench's
 tolerances. It says what it inferred. What it cannot map is one line naming the file, and
 nothing is left behind.
 """
@@ -20,7 +21,8 @@ import yaml
 
 from kopt.formats.kernelbench import TOLERANCES, Problem, ProblemError, run_file, sizes_of
 
-CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the interpreter is slow)
+CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the interpreter is slow) ...
+CPU_LIMIT = 1 << 22  # ... or, where sizes the file fixes (224x224 images) keep it above, at most this
 
 REF = '''"""KernelBench problem {name}, made into a kernel-opt reference by `kopt init --kernelbench`:
 problem.py is {source}, verbatim; kopt.formats.kernelbench says how its sizes, inputs and weights
@@ -67,13 +69,16 @@ def _runs(problem: Problem, sizes: dict) -> bool:
 
 def cpu_sizes(problem: Problem, sizes: dict) -> dict:
     """``sizes`` with the largest integer size halved, one at a time, while the Model runs on them,
-    until the inputs and weights hold at most CPU_BUDGET elements; then run for real on the CPU."""
+    until the inputs and weights hold at most CPU_BUDGET elements (CPU_LIMIT where no size can be
+    halved further); then run for real on the CPU."""
     cur, frozen = dict(sizes), set()
     while _elements(problem, cur) > CPU_BUDGET:
         free = [k for k, v in cur.items() if isinstance(v, int) and v >= 2 and k not in frozen]
         if not free:
+            if _elements(problem, cur) <= CPU_LIMIT:
+                break
             raise ProblemError(
-                f"{problem.path}: halving its sizes gives no config under {CPU_BUDGET} elements that its Model runs on"
+                f"{problem.path}: halving its sizes gives no config under {CPU_LIMIT} elements that its Model runs on"
             )
         k = max(free, key=lambda x: cur[x])
         trial = {**cur, k: cur[k] // 2}
@@ -124,7 +129,10 @@ def init(dest: Path, source: Path) -> list[str]:
         (staging / "kernels").mkdir(parents=True)
         shutil.copyfile(source, staging / "problem.py")
         problem = Problem(staging / "problem.py")
-        small = cpu_sizes(problem, sizes)
+        try:
+            small = cpu_sizes(problem, sizes)
+        except ProblemError as e:  # said of the user's file, not of the copy being written
+            raise ProblemError(str(e).replace(str(problem.path), str(source))) from None
         with torch.device("meta"):
             got = problem.setup(0, **sizes)
         name = source.stem

@@ -31,7 +31,9 @@ def test_a_level_1_problem_becomes_a_workspace_with_its_own_sizes(tmp_path, caps
     assert "inputs ['x']" in said and "outputs ['out']" in said and "CPU config" in said
 
 
-@pytest.mark.parametrize("name", ["23_Softmax", "9_Tall_skinny_matrix_multiplication_", "12_Gemm_Multiply_LeakyReLU"])
+@pytest.mark.parametrize(
+    "name", ["23_Softmax", "9_Tall_skinny_matrix_multiplication_", "12_Gemm_Multiply_LeakyReLU", "33_BatchNorm"]
+)
 def test_its_torch_eager_v0_passes_the_gate_on_the_cpu(tmp_path, run_params, name):
     ws = tmp_path / name
     kw.init(ws, KB / f"{name}.py")
@@ -89,3 +91,17 @@ def test_a_workspace_is_not_written_over(tmp_path):
 def test_the_fixtures_are_kernelbench_s_files_as_they_are():
     assert "ScalingIntelligence/KernelBench" in (KB / "SOURCE.md").read_text()
     assert all("def get_init_inputs" in p.read_text() for p in KB.glob("*.py"))
+
+
+def test_a_training_mode_batchnorm_leaves_its_running_statistics_as_given(tmp_path):
+    """KernelBench runs the Model as built (training mode): a BatchNorm updates its running
+    statistics. They are inputs here, so the reference works on copies: setup stays deterministic
+    and no input changes under the reference."""
+    shutil.copy(KB / "33_BatchNorm.py", tmp_path / "problem.py")
+    p = Problem(tmp_path / "problem.py")
+    sizes = {"batch_size": 4, "features": 3, "dim1": 5, "dim2": 6}
+    a = p.setup(7, **sizes)["inputs"]
+    before = a["w_bn__running_mean"].clone()
+    p.reference(**a)
+    assert torch.equal(a["w_bn__running_mean"], before)
+    assert torch.equal(p.setup(7, **sizes)["inputs"]["w_bn__running_mean"], before)
