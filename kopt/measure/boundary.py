@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -93,6 +94,7 @@ class KernelProcess:
         theirs.close()
         KernelProcess.OWNED.add(self.proc.pid)
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
+        self.ended, self.left = False, False  # end() has run; the process had left by itself by then
         if begin:
             self.begin()
 
@@ -118,11 +120,11 @@ class KernelProcess:
                 while_running()
             msg = wire.recv_reply(self.sock, timeout_s or self.timeout_s)
         except wire.ChannelTimeout:
-            self.end()
+            self.end(keep=self.others())
             raise KernelFault(
                 f"timed out: no answer for {timeout_s or self.timeout_s:g} s{self._at()}; the process was killed"
             ) from None
-        except (wire.ChannelClosed, BrokenPipeError, ConnectionResetError):
+        except (wire.ChannelClosed, OSError):  # a broken pipe, a reset, a channel the judge closed
             raise KernelFault(self._died()) from None
         except ValueError as e:
             raise KernelFault(f"{e}{self._at()}") from None
@@ -147,10 +149,10 @@ class KernelProcess:
         try:
             rc = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.end()
+            self.end(keep=self.others())
             return f"the kernel's process closed its channel{self._at()} and was killed"
-        if rc < 0 and -rc in EXTERNAL:
-            self.end()
+        if rc < 0 and -rc in EXTERNAL and not self.ended and threading.current_thread() is threading.main_thread():
+            self.end(keep=self.others())
             os.kill(os.getpid(), -rc)  # the judge ends as its kernel did: the job fails, no verdict
         if rc < 0:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
@@ -167,9 +169,13 @@ class KernelProcess:
         """Kill the kernel's process and everything it started; no process of the kernel's remains
         but ``keep`` (other kernel processes of this judge, started beside it, and theirs).
         ``grace_s``: how long a profiler wrapping it may take to write its report after it left."""
+        if self.ended:  # once: its pid may be another process's by now
+            return
+        self.ended = True
         with contextlib.suppress(OSError):
             self.sock.close()
         self._grace(grace_s, keep)
+        self.left = self.proc.returncode is not None  # by itself, within its grace
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):

@@ -30,10 +30,11 @@ Nsight Compute does not see (copies, memsets, host work, a process it does not f
 the kernel stops the profiler through the CUDA API); the judge's own wall time per call here
 bounds that (kopt.loop.decide).
 
-The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order
-(the first kernel process, sandboxed, cannot reach them: Landlock denies it their signals and
-ptrace); one that a running config's kernel kills fails the version: a kernel can only fail
-itself so."""
+The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order.
+The first kernel process cannot trace them (Landlock), nor signal them where Landlock scopes
+signals (ABI 6+); a clock process runs with signals unscoped (ncu must reach its target), so one
+config's kernel can kill a later config's process: that fails the version, and a kernel can only
+fail itself so."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ import time
 from pathlib import Path
 
 from kopt.measure.boundary import KernelProcess
-from kopt.measure.faults import HarnessFault, KernelFault
+from kopt.measure.faults import KernelFault
 from kopt.measure.timing import whole_cycles
 from kopt.measure.trial import Trial
 from kopt.profilers import ncu
@@ -100,11 +101,12 @@ class ClockProcesses:
 
     def _warm_all(self) -> None:
         for i, proc in enumerate(self.procs):
+            if self.stopped:
+                return
             try:
-                if not self.stopped:
-                    proc.begin(warm_up=BASELINE_RANGE)
-                    self.warmed[i] = True
-            except (KernelFault, HarnessFault) as e:
+                proc.begin(warm_up=BASELINE_RANGE)
+                self.warmed[i] = True
+            except Exception as e:  # noqa: BLE001 - this thread's failures are the process's, started again
                 if self.stopped:
                     return
                 proc.end(grace_s=10.0, keep=proc.others())
@@ -113,7 +115,8 @@ class ClockProcesses:
                     file=sys.stderr,
                 )
                 self.csvs[i] = self.csvs[i].with_name(f"ncu_clock_{i}_again.csv")
-                self.procs[i] = self._start(self.csvs[i])
+                if not self.stopped:
+                    self.procs[i] = self._start(self.csvs[i])
 
     def ready(self) -> None:
         """Every process begun (or started again, to be begun in its turn)."""
@@ -153,6 +156,11 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
             # gone, and all it started, before the next profiles: a process Nsight Compute still
             # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
             proc.finish(keep=proc.others())
+            if not proc.left:  # killed at the end of its grace: its record may be cut short
+                raise KernelFault(
+                    f"config {item['key']}: Nsight Compute had not finished its record when the grace after "
+                    "the process's leave ran out; it was killed and its record is not read"
+                )
         mark("clock records")
         out = {}
         for i, item in enumerate(items):

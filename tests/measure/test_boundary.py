@@ -211,3 +211,24 @@ def test_statistics_patched_in_the_kernels_process_change_no_figure_on_the_inter
         assert row["median_us"] == pytest.approx(float(np.median(mine["us"])), rel=1e-5)
         assert mine["us"].values == pytest.approx(mine["wall_us"].values, abs=0.01)
         assert row["host_us"] == pytest.approx(float(np.median(mine["host_us"])), rel=1e-4)  # not halved either
+
+
+def test_a_kernel_process_that_times_out_is_ended_alone():
+    """The judge runs several kernel processes at once on a GPU (the in-process timing's and the
+    clock's): one that times out is ended with what it started, and no other; an end runs once."""
+    from kopt.measure.boundary import KernelProcess
+    from kopt.measure.faults import KernelFault
+    from tests.helpers import ROOT
+
+    kernel = str(ROOT / "examples" / "softmax" / "kernels" / "v1.py")
+    a, b = (KernelProcess(kernel, sandbox=False, timeout_s=60, begin=False) for _ in range(2))
+    try:
+        with pytest.raises(KernelFault, match="timed out"):
+            a.ask({"op": "start", "scratch": a.scratch, "sandbox": False}, timeout_s=1e-6)
+        assert a.ended and b.proc.poll() is None
+        a.end()  # a second end does nothing (its pid may be another process's by now)
+        b.begin()
+        assert b.sandbox == "none: off" and b.proc.poll() is None
+    finally:
+        b.end()
+    assert not b.left  # ended by the judge, not left by itself
