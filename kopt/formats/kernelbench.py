@@ -141,3 +141,56 @@ class Problem:
     def eager(self, **inputs):
         """torch eager, as a kernel (``kernels/v0.py``): the reference, returning its outputs."""
         return self.reference(**inputs)
+
+
+class ModelNewKernel:
+    """A KernelBench solution (a version file defining ``ModelNew``) as a kernel: built as
+    KernelBench's harness builds it, ``ModelNew(*get_init_inputs())`` at the call's sizes, on the
+    inputs' device, once per config; each call runs its ``forward`` on the call's inputs with the
+    reference Model's weights of that draw (``torch.func.functional_call``: its parameters and
+    buffers named as the Model's), and returns its outputs. A ``ModelNew`` whose parameters are not
+    the Model's, by name and shape, is one line."""
+
+    def __init__(self, cls, problem: Problem, module_globals: dict, where: Path):
+        self.cls, self.problem, self.where = cls, problem, where
+        self.__globals__ = module_globals  # its Triton kernels, for the profile's metadata
+        self._models: dict[tuple, torch.nn.Module] = {}
+
+    def model(self, sizes: dict, device: torch.device) -> torch.nn.Module:
+        key = (tuple(sorted(sizes.items())), str(device))
+        if key not in self._models:
+            ns = self.problem.namespace(sizes)
+            with torch.device(device):
+                m = self.cls(*ns["get_init_inputs"]())
+            theirs = {n: tuple(t.shape) for n, t in (*self.problem.skeleton(sizes).named_parameters(),)}
+            mine = {n: tuple(t.shape) for n, t in m.named_parameters()}
+            if mine != theirs:
+                raise ProblemError(
+                    f"{self.where}: ModelNew's parameters {sorted(mine)} are not the Model's {sorted(theirs)} "
+                    "(same names and shapes: it is given the Model's weights)"
+                )
+            self._models[key] = m
+        return self._models[key]
+
+    def __call__(self, **inputs):
+        sizes = {k[len(SIZE) :]: v for k, v in inputs.items() if k.startswith(SIZE)}
+        weights = {k[len(WEIGHT) :].replace("__", "."): v for k, v in inputs.items() if k.startswith(WEIGHT)}
+        given = [k for k in inputs if not k.startswith((SIZE, WEIGHT)) and not OUTPUT.fullmatch(k)]
+        names = self.problem.arg_names(self.problem.namespace(sizes), len(given))
+        device = next((t.device for t in inputs.values() if isinstance(t, torch.Tensor)), torch.device("cpu"))
+        model = self.model(sizes, device)
+        for name, _ in model.named_buffers():
+            if name in weights:
+                weights[name] = weights[name].clone()
+        with torch.no_grad():
+            return torch.func.functional_call(model, weights, tuple(inputs[n] for n in names))
+
+
+def model_new_kernel(module, path: Path) -> ModelNewKernel | None:
+    """A version module's ``ModelNew`` as a kernel, when it defines one and the workspace is a
+    KernelBench problem's (``problem.py`` beside ``kernels/``); else None."""
+    cls = getattr(module, "ModelNew", None)
+    problem = path.resolve().parents[1] / "problem.py"
+    if not isinstance(cls, type) or not problem.is_file():
+        return None
+    return ModelNewKernel(cls, Problem(problem), vars(module), path)

@@ -19,8 +19,13 @@ from kopt.measure.variants import import_file
 def _triton_py(path: Path) -> Callable[..., None]:
     mod = import_file(path, f"kopt_variant_{path.stem}_{abs(hash(str(path.resolve()))) % 10**8}")
     fn = getattr(mod, "run_kernel", None)
-    if not callable(fn):
-        raise KernelFault(f"{path}: defines no run_kernel(**inputs) function")
+    if callable(fn):
+        return fn
+    from kopt.formats.kernelbench import model_new_kernel
+
+    fn = model_new_kernel(mod, path)  # a KernelBench solution, in a KernelBench problem's workspace
+    if fn is None:
+        raise KernelFault(f"{path}: defines no run_kernel(**inputs) function (nor a KernelBench ModelNew)")
     return fn
 
 

@@ -105,3 +105,25 @@ def test_a_training_mode_batchnorm_leaves_its_running_statistics_as_given(tmp_pa
     p.reference(**a)
     assert torch.equal(a["w_bn__running_mean"], before)
     assert torch.equal(p.setup(7, **sizes)["inputs"]["w_bn__running_mean"], before)
+
+
+SOLUTIONS = FIXTURES / "kernelbench_solutions"
+
+
+def test_a_modelnew_version_runs_as_kernelbench_runs_it_with_the_models_weights(tmp_path, run_params):
+    """A version that defines ModelNew (no run_kernel): built with the problem's init inputs, given
+    the reference Model's weights of each draw, its Triton epilogue through the interpreter."""
+    ws = tmp_path / "ws"
+    kw.init(ws, KB / "12_Gemm_Multiply_LeakyReLU.py")
+    shutil.copy(SOLUTIONS / "gemm_triton_epilogue.py", ws / "kernels" / "v1.py")
+    corr, df, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "out")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), df.get("error"))
+
+
+def test_a_modelnew_whose_parameters_are_not_the_models_is_one_line(tmp_path, run_params):
+    ws = tmp_path / "ws"
+    kw.init(ws, KB / "12_Gemm_Multiply_LeakyReLU.py")
+    shutil.copy(SOLUTIONS / "gemm_renamed.py", ws / "kernels" / "v1.py")
+    corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "out")
+    assert corr["status"] != "pass"
+    assert "ModelNew's parameters ['linear.bias', 'linear.weight'] are not the Model's" in corr["error"], corr["error"]
