@@ -125,22 +125,24 @@ class Problem:
         return {"inputs": inputs, "outputs": outputs}
 
     def reference(self, **inputs):
-        """The Model's forward on ``inputs`` (their weights and sizes among them); output buffers
-        passed by name (a kernel's call: ``out``, ``out0``, ...) are left out."""
+        """The Model's forward on ``inputs`` (its weights and sizes among them), returning its outputs."""
+        return self.forward(lambda sizes, _device: self.skeleton(sizes), inputs)
+
+    def forward(self, model_for, inputs: dict):
+        """``model_for(sizes, device)``'s forward on ``inputs``: their weights (buffers copied: a
+        training-mode BatchNorm updates its running statistics) and the arguments by name; output
+        buffers passed by name (a kernel's call: ``out``, ``out0``, ...) are left out."""
         sizes = {k[len(SIZE) :]: v for k, v in inputs.items() if k.startswith(SIZE)}
         weights = {k[len(WEIGHT) :].replace("__", "."): v for k, v in inputs.items() if k.startswith(WEIGHT)}
         given = [k for k in inputs if not k.startswith((SIZE, WEIGHT)) and not OUTPUT.fullmatch(k)]
         names = self.arg_names(self.namespace(sizes), len(given))
-        model = self.skeleton(sizes)
-        for name, _ in model.named_buffers():  # a training-mode BatchNorm updates its running stats
+        device = next((t.device for t in inputs.values() if isinstance(t, torch.Tensor)), torch.device("cpu"))
+        model = model_for(sizes, device)
+        for name, _ in model.named_buffers():
             if name in weights:
                 weights[name] = weights[name].clone()
         with torch.no_grad():
             return torch.func.functional_call(model, weights, tuple(inputs[n] for n in names))
-
-    def eager(self, **inputs):
-        """torch eager, as a kernel (``kernels/v0.py``): the reference, returning its outputs."""
-        return self.reference(**inputs)
 
 
 class ModelNewKernel:
@@ -173,17 +175,7 @@ class ModelNewKernel:
         return self._models[key]
 
     def __call__(self, **inputs):
-        sizes = {k[len(SIZE) :]: v for k, v in inputs.items() if k.startswith(SIZE)}
-        weights = {k[len(WEIGHT) :].replace("__", "."): v for k, v in inputs.items() if k.startswith(WEIGHT)}
-        given = [k for k in inputs if not k.startswith((SIZE, WEIGHT)) and not OUTPUT.fullmatch(k)]
-        names = self.problem.arg_names(self.problem.namespace(sizes), len(given))
-        device = next((t.device for t in inputs.values() if isinstance(t, torch.Tensor)), torch.device("cpu"))
-        model = self.model(sizes, device)
-        for name, _ in model.named_buffers():
-            if name in weights:
-                weights[name] = weights[name].clone()
-        with torch.no_grad():
-            return torch.func.functional_call(model, weights, tuple(inputs[n] for n in names))
+        return self.problem.forward(self.model, inputs)
 
 
 def model_new_kernel(module, path: Path) -> ModelNewKernel | None:
