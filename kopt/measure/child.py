@@ -145,7 +145,7 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
             return {"correctness": checked, "bench": None}
         progress.phase("bench", checked["env"])
         if clock:
-            clock.warm_up()
+            clock.warm_up(go=lambda p: _go(req, prepared[0], p))
         time_it = _time({**req, "opts": _second_clock_opts(req["opts"])} if clock else req)
         bench = _per_config(req, progress, time_it, prepared, checked["env"])
         if clock:

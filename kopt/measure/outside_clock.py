@@ -95,16 +95,20 @@ class ClockProcesses:
             env={"KOPT_CLOCK_CONTEXT": "1"},
         )
 
-    def warm_up(self) -> None:
-        self.thread = threading.Thread(target=self._warm_all, name="kopt-clock-warm-up", daemon=True)
+    def warm_up(self, go) -> None:
+        """Begin the processes in a thread, one at a time, each with its warm-up launch, then made
+        ready by ``go(proc)`` (the kernel imported: its import's launches, if any, are the record's
+        and one process's at a time, as every launch under Nsight Compute must be)."""
+        self.thread = threading.Thread(target=self._warm_all, args=(go,), name="kopt-clock-warm-up", daemon=True)
         self.thread.start()
 
-    def _warm_all(self) -> None:
+    def _warm_all(self, go) -> None:
         for i, proc in enumerate(self.procs):
             if self.stopped:
                 return
             try:
                 proc.begin(warm_up=BASELINE_RANGE)
+                go(proc)
                 self.warmed[i] = True
             except Exception as e:  # noqa: BLE001 - this thread's failures are the process's, started again
                 if self.stopped:
@@ -147,14 +151,15 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
             try:
                 if not clock.warmed[i]:
                     proc.begin()
-                go(proc)
-                calls[item["key"]] = run_calls(ref, proc, item, opts=opts)
+                    go(proc)
+                calls[item["key"]] = run_calls(ref, proc, item, opts=opts, mark=mark)
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
                 raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
             # gone, and all it started, before the next profiles: a process Nsight Compute still
             # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
+            mark(f"clock {item['key']}: leave")
             proc.finish(keep=proc.others())
             if not proc.left:  # killed at the end of its grace: its record may be cut short
                 raise KernelFault(
@@ -192,7 +197,7 @@ def _keep_record(csv_path: Path, key: str) -> None:
         shutil.copy(csv_path, Path(keep) / f"ncu_clock.{re_safe(key)}.csv")
 
 
-def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict) -> list[dict]:
+def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda name: None) -> list[dict]:
     """The config's ``clock_calls`` calls (whole cycles of its input pool) in ``proc``, each drawn
     fresh, the L2 flushed by the judge, timed on the judge's clock, checked; their seeds and times."""
     import torch
@@ -209,7 +214,10 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict) -> list[dict]
         _call(trial, flush, f"config {item['key']}, clock warm-up call {i}")
     ranged = {"nvtx": [BASELINE_RANGE]} if baseline else {}
     n = whole_cycles(trial, int(opts.get("clock_calls", 30)))
-    return [_call(trial, flush, f"config {item['key']}, clocked call {i}", **ranged) for i in range(n)]
+    mark(f"clock {item['key']}: first call")
+    out = [_call(trial, flush, f"config {item['key']}, clocked call 0", **ranged)]
+    mark(f"clock {item['key']}: calls")
+    return out + [_call(trial, flush, f"config {item['key']}, clocked call {i}", **ranged) for i in range(1, n)]
 
 
 def _call(trial: Trial, flush, where: str, **how) -> dict:

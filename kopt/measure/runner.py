@@ -107,8 +107,10 @@ def _read_progress(path: Path, offset: int, records: list, state: dict) -> int:
             state["phases"][ev["phase"]] = len(records)
             state["timeline"][ev["phase"]] = since
             state["env"] = ev.get("env") or state.get("env")
+            state["phase"] = ev["phase"]
         if "start" in ev:
             state["current"] = ev["start"]
+            state["timeline"][f"{state.get('phase') or 'start'}: {ev['start']}"] = since
         if "record" in ev:
             records.append(ev["record"])
             state["current"] = None

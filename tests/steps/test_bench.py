@@ -38,10 +38,10 @@ def test_one_child_checks_then_times(tiny, tmp_path, run_params, monkeypatch):
     meta = json.loads((out / "bench.json").read_text())
     assert corr["provenance"]["env"] == meta["provenance"]["env"] and meta["provenance"]["child"] == "ok"
     t = meta["provenance"]["child_timeline"]  # seconds from the child's start: where the turnaround goes
-    assert (
-        list(t) == ["ready", "correctness", "bench", "end"]
-        and 0 < t["ready"] <= t["correctness"] <= t["bench"] <= t["end"]  # read times: a late read may tie
-    )
+    phases = [k for k in t if ": " not in k]  # and each config's start within a phase, "bench: config ..."
+    assert phases == ["ready", "correctness", "bench", "end"] and list(t) == sorted(t, key=t.get)
+    assert 0 < t["ready"] <= t["correctness"] <= t["bench"] <= t["end"]  # read times: a late read may tie
+    assert {k.split(": ", 1)[0] for k in t if ": " in k} == {"correctness", "bench"}
 
 
 def test_a_kernel_that_dies_once_timed_keeps_its_gate_verdict_and_fails_its_timing(tiny, tmp_path, run_params):

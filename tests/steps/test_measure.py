@@ -52,8 +52,8 @@ def test_the_profile_child_starts_with_the_first_and_runs_after_it(tiny, tmp_pat
     assert m.profile["status"] == "ok" and [c["class"] for c in m.profile["classes"]] == ["N=64", "N=512"]
     first = json.loads((tmp_path / "out" / "bench.json").read_text())["provenance"]["child_timeline"]
     second = m.profile["provenance"]["child_timeline"]  # seconds from each child's start: both began at once
-    assert list(first) == ["go", "ready", "correctness", "bench", "end"]
-    assert list(second) == ["go", "ready", "class N=64", "class N=512", "metadata", "end"]
+    assert [k for k in first if ": " not in k] == ["go", "ready", "correctness", "bench", "end"]  # and configs
+    assert [k for k in second if ": " not in k] == ["go", "ready", "class N=64", "class N=512", "metadata", "end"]
     assert second["go"] >= first["end"] - 0.2, (first, second)  # released once the first had ended
     # (what the overlap saves is measured on the GPU, docs/runs/h100-turnaround-30s/, not asserted here)
 
