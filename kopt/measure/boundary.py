@@ -11,7 +11,9 @@ the other way, and the answers only ever say what the kernel's process claims ab
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -50,6 +52,34 @@ def kernel_cache(kernel: str) -> dict[str, str]:
     }
 
 
+@functools.lru_cache(maxsize=1)
+def triton_tools_env() -> dict[str, str]:
+    """What Triton asks two programs for on its first launch in every process, asked once here and
+    told to every kernel process: ``ldconfig -p`` (where libcuda is: TRITON_LIBCUDA_PATH) and
+    ``ptxas --version`` (part of its cache key: TRITON_MOCK_PTX_VERSION, the same text, of the
+    Hopper and the Blackwell ptxas together, so the key changes when either does). Under Nsight
+    Compute, which follows every process its target starts, the two cost a clock process's first
+    call about 0.4 s (docs/runs/h100-clock/). Empty off a machine with libcuda or without Triton."""
+    try:
+        listing = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
+        spec = importlib.util.find_spec("triton")
+    except (OSError, subprocess.SubprocessError, ImportError, ValueError):
+        return {}
+    libcuda = [ln.split()[-1] for ln in listing.splitlines() if "libcuda.so.1" in ln]
+    dirs = [os.path.dirname(p) for p in libcuda if os.path.exists(p)]
+    if not dirs or spec is None or not spec.submodule_search_locations:
+        return {}
+    bin_dir = Path(spec.submodule_search_locations[0]) / "backends" / "nvidia" / "bin"
+    versions = []
+    for tool, env in (("ptxas", "TRITON_PTXAS_PATH"), ("ptxas-blackwell", "TRITON_PTXAS_BLACKWELL_PATH")):
+        try:
+            path = os.environ.get(env) or str(bin_dir / tool)
+            versions.append(subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout)
+        except (OSError, subprocess.SubprocessError):
+            return {"TRITON_LIBCUDA_PATH": dirs[0]}
+    return {"TRITON_LIBCUDA_PATH": dirs[0], "TRITON_MOCK_PTX_VERSION": "".join(versions)}
+
+
 def copy_report(src: Path, dst: Path, limit_bytes: int = 1 << 30) -> None:
     """A file the kernel's process wrote (a trace, assembly), copied by the judge: regular files only
     (a link could point the judge anywhere), at most ``limit_bytes``; anything else is left out."""
@@ -77,13 +107,16 @@ class KernelProcess:
         begin: bool = True,
         env: dict[str, str] | None = None,
     ):
+        env_extra = env
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
-        self.seq, self.loaded = 0, False
+        self.seq, self.loaded, self.target = 0, False, None
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **kernel_cache(kernel), **(env or {})}
+        told = {k: v for k, v in triton_tools_env().items() if k not in os.environ}  # the user's settings stand
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **told, **kernel_cache(kernel)}
+        env.update(env_extra or {})
         self.proc = subprocess.Popen(
             [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
@@ -106,6 +139,8 @@ class KernelProcess:
             | extra,
             timeout_s=300,
         )["sandbox"]
+        if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
+            self.target = _wrapped_target(self.proc.pid)
 
     def ask(
         self, order: dict, *, fds: list[int] | None = None, timeout_s: float | None = None, while_running=None
@@ -199,6 +234,17 @@ class KernelProcess:
                 if time.monotonic() >= deadline:
                     return
                 reaper.sweep(keep=keep | {self.proc.pid})
+                self._kill_stragglers()
+
+    def _kill_stragglers(self) -> None:
+        """Under a profiler that waits for every process its target started (Nsight Compute, itself
+        their subreaper): kill the kernel's Python processes there but the target, leaving by itself."""
+        if self.target is None:
+            return
+        for pid in reaper.descendants(self.proc.pid):
+            if pid != self.target and _runs(pid, sys.executable):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def others(self) -> frozenset[int]:
         """This judge's other kernel processes not yet ended (``keep`` when this one ends)."""
@@ -206,3 +252,16 @@ class KernelProcess:
 
     def scratch_file(self, name: str) -> Path:
         return Path(self.scratch) / name
+
+
+def _runs(pid: int, executable: str) -> bool:
+    try:
+        return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(executable)
+    except OSError:
+        return False
+
+
+def _wrapped_target(wrapper: int) -> int | None:
+    """The one process under ``wrapper`` that runs this Python (the kernel's, before its code ran)."""
+    found = [p for p in reaper.descendants(wrapper) if _runs(p, sys.executable)]
+    return found[0] if len(found) == 1 else None

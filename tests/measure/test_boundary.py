@@ -232,3 +232,50 @@ def test_a_kernel_process_that_times_out_is_ended_alone():
     finally:
         b.end()
     assert not b.left  # ended by the judge, not left by itself
+
+
+WAITING_PROFILER = """import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # a subreaper, as Nsight Compute is: the kernel's orphans come here
+subprocess.Popen(sys.argv[1:], pass_fds=[int(sys.argv[-1])])
+while True:  # and it leaves only once every process it traced has
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+"""
+
+FORKS_A_STRAGGLER = """import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(120)
+    os._exit(0)
+
+def run_kernel(x, y):
+    y.copy_(x)
+"""
+
+
+def test_a_profiler_that_waits_for_the_kernels_stragglers_is_not_held_by_them(tmp_path):
+    """A profiler that waits for every process its target started (Nsight Compute) would wait for
+    one the kernel forked at import: once the kernel's process leaves, the judge kills the
+    kernel's other processes under the profiler, which then leaves within seconds, by itself."""
+    import sys
+
+    from kopt.measure.boundary import KernelProcess
+
+    (tmp_path / "profiler.py").write_text(WAITING_PROFILER)
+    (tmp_path / "kernel.py").write_text(FORKS_A_STRAGGLER)
+    proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=[sys.executable, str(tmp_path / "profiler.py")],
+                         sandbox=False, timeout_s=60)  # fmt: skip
+    try:
+        assert proc.target is not None and proc.target != proc.proc.pid
+        proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
+        under = reaper.descendants(proc.proc.pid)
+        assert len(under) >= 2, "the kernel's straggler is not under the profiler: the test proves nothing"
+        t0 = time.monotonic()
+        proc.finish(keep=proc.others())
+        assert proc.left and time.monotonic() - t0 < 10
+        assert not [p for p in under if os.path.exists(f"/proc/{p}")]
+    finally:
+        proc.end()

@@ -91,7 +91,9 @@ def test_the_profile_child_runs_under_the_profilers_command(tiny, tmp_path, run_
     real = profile.shutil.which
     monkeypatch.setattr(profile.shutil, "which", lambda tool: "/usr/bin/ncu" if tool == "ncu" else real(tool))
     monkeypatch.setattr(ncu, "command", lambda tool, csv_path, **kw: ["env", f"KOPT_TOOL_OUT={csv_path}"])
-    m = _measure(tiny, tmp_path, run_params, profiler="ncu")
+    # the clock that decides finds its ncu through the same shutil.which: on a GPU it would run "/usr/bin/ncu"
+    params = {**run_params, "bench": {**run_params["bench"], "clock": "in-process"}}
+    m = _measure(tiny, tmp_path, params, profiler="ncu")
     assert [(c["task"], c["wrapper"]) for c in seen] == [
         ("check_then_time", None),
         ("profile", ["env", f"KOPT_TOOL_OUT={tmp_path / 'out' / 'profile' / 'raw' / 'ncu_details.csv'}"]),
