@@ -41,7 +41,7 @@ def child() -> None:
     if os.environ.get("PROBE_SANDBOX"):
         from kopt.inside import sandbox
 
-        print(sandbox.apply(os.environ["PROBE_SANDBOX"], scope_signals=True), flush=True)
+        print(sandbox.apply(os.environ["PROBE_SANDBOX"]), flush=True)
     import torch
 
     mark("import torch")

@@ -62,7 +62,7 @@ def writable() -> list[str]:
     return [*devices, f"/proc/{os.getpid()}", *own, *extra]
 
 
-def apply(scratch: str, scope_signals: bool = True) -> str:
+def apply(scratch: str) -> str:
     """Restrict this process and its future children; a line saying what holds (or why nothing does)."""
     version = abi()
     if version < 1:
@@ -70,7 +70,7 @@ def apply(scratch: str, scope_signals: bool = True) -> str:
     handled = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE
     handled |= REFER if version >= 2 else 0
     handled |= TRUNCATE if version >= 3 else 0
-    scoped = SCOPE_SIGNAL if version >= 6 and scope_signals else 0
+    scoped = SCOPE_SIGNAL if version >= 6 else 0
     attr = struct.pack("QQQ", handled, 0, scoped) if version >= 6 else struct.pack("QQ", handled, 0)
     if version < 4:
         attr = attr[:8]

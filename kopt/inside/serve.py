@@ -6,7 +6,7 @@ a kernel that patches anything here changes only what this process says about it
 
 Order of a life: ``start`` (the sandbox, before anything of the kernel's is imported), ``go``
 (the GPU binding; the kernel is imported), then ``config`` (the arena's views for a config),
-``call`` (one call on input set j), ``null``, ``trace_begin``/``trace_end``, ``metadata``, until
+``call`` (one call on input set j), ``null``, ``trace_begin``/``trace_end``, ``metadata``, ``release``, until
 ``bye`` or the judge's end.
 """
 
@@ -46,7 +46,7 @@ class Session:
         os.environ["TMPDIR"] = msg["scratch"]
         if msg.get("warm_up"):  # before the sandbox, as the process's start
             _warm_up(msg["warm_up"])
-        line = sandbox.apply(msg["scratch"], msg.get("scope_signals", True)) if msg.get("sandbox") else "none: off"
+        line = sandbox.apply(msg["scratch"]) if msg.get("sandbox") else "none: off"
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 
@@ -199,6 +199,15 @@ def _null(s: Session, msg: dict) -> dict:
     return {"us": null_event_us()}
 
 
+def _release(s: Session, msg: dict) -> dict:
+    """The config's views dropped (a deciding clock's process idles, mapped to nothing, until all leave)."""
+    import gc
+
+    s.sets = []
+    gc.collect()
+    return {"ok": True}
+
+
 def _trace_begin(s: Session, msg: dict) -> dict:
     from kopt.inside.calls import Trace
 
@@ -231,7 +240,7 @@ def _metadata(s: Session, msg: dict) -> dict:
     return {"triton": triton_metadata(s.kernel, asm), "jit_names": names}
 
 
-EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata}
+EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata, "release": _release}
 
 
 def _die_with_judge() -> None:

@@ -134,11 +134,8 @@ class KernelProcess:
     def begin(self, **extra) -> None:
         """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
         once it has started (``begin`` False: several processes start at once, each begun in turn)."""
-        self.sandbox = self.ask(
-            {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "scope_signals": not self.wrapped}
-            | extra,
-            timeout_s=300,
-        )["sandbox"]
+        order = {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed}
+        self.sandbox = self.ask(order | extra, timeout_s=300)["sandbox"]
         if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
             self.target = _wrapped_target(self.proc.pid)
 
@@ -193,11 +190,15 @@ class KernelProcess:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
         return f"the kernel's process exited with code {rc}{self._at()}"
 
+    def leave(self) -> None:
+        """Tell the kernel's process to leave (``finish`` or ``end`` it then)."""
+        with contextlib.suppress(OSError):
+            wire.send_pickle(self.sock, {"op": "bye"})
+
     def finish(self, keep: frozenset[int] = frozenset()) -> None:
         """Tell the kernel's process to leave, then end it (``end``), giving a profiler that wraps it
         time to write its report (Nsight Compute writes it once its target has left)."""
-        with contextlib.suppress(OSError):
-            wire.send_pickle(self.sock, {"op": "bye"})
+        self.leave()
         self.end(grace_s=120.0 if self.wrapped else 2.0, keep=keep)
 
     def end(self, grace_s: float = 0.0, keep: frozenset[int] = frozenset()) -> None:

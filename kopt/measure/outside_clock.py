@@ -18,8 +18,9 @@ harness's). The processes start together with the gate (kopt.measure.child) and 
 context at once; beside the in-process timing they are begun one at a time, each with one warm-up
 launch before any code of the kernel's is imported (Nsight Compute's set-up at a process's first
 launch, 0.63-0.66 s on the H100, is paid then; the launch is dropped from the record by position
-and name). They run one after another, each ended before the next config's calls: Nsight Compute
-profiles one process at a time.
+and name), then import the kernel. Nsight Compute profiles one process at a time: the configs'
+calls run one after another, and the processes, idle once their calls are done, leave together
+after the last (one leaving holds Nsight Compute a while: ``_leave_together``).
 
 What the total holds besides the calls: what the kernel launches at import or on a first call
 (Triton's autotuning is kept on disk per version, TRITON_CACHE_AUTOTUNING, so the timing process's
@@ -31,10 +32,10 @@ the kernel stops the profiler through the CUDA API); the judge's own wall time p
 bounds that (kopt.loop.decide).
 
 The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order.
-The first kernel process cannot trace them (Landlock), nor signal them where Landlock scopes
-signals (ABI 6+); a clock process runs with signals unscoped (ncu must reach its target), so one
-config's kernel can kill a later config's process: that fails the version, and a kernel can only
-fail itself so."""
+No kernel process can trace another or the judge (Landlock), nor signal a process outside its own
+sandbox where Landlock scopes signals (ABI 6+; Nsight Compute profiles a process so scoped, H100:
+docs/runs/h100-clock/); where it does not, one config's kernel can kill another config's process,
+or its ncu: that fails the version, and a kernel can only fail itself so."""
 
 from __future__ import annotations
 
@@ -153,19 +154,13 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                     proc.begin()
                     go(proc)
                 calls[item["key"]] = run_calls(ref, proc, item, opts=opts, mark=mark)
+                proc.ask({"op": "release"})  # the config's buffers, before the next config's pool is sized
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
                 raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
-            # gone, and all it started, before the next profiles: a process Nsight Compute still
-            # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
-            mark(f"clock {item['key']}: leave")
-            proc.finish(keep=proc.others())
-            if not proc.left:  # killed at the end of its grace: its record may be cut short
-                raise KernelFault(
-                    f"config {item['key']}: Nsight Compute had not finished its record when the grace after "
-                    "the process's leave ran out; it was killed and its record is not read"
-                )
+        mark("clock leave")
+        _leave_together(clock, items)
         mark("clock records")
         out = {}
         for i, item in enumerate(items):
@@ -175,6 +170,22 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
         return out
     finally:
         clock.end()
+
+
+def _leave_together(clock: ClockProcesses, items: list[dict]) -> None:
+    """Every process told to leave, then each ended once its Nsight Compute has written its record.
+    They leave together, after the last config's calls: a process leaving holds Nsight Compute for
+    a while (launches of another fail meanwhile, 'a driver resource was unavailable', and the next
+    process's first launch waited 0.65 s more on the H100), an idle one does not."""
+    for proc in clock.procs:
+        proc.leave()
+    for proc, item in zip(clock.procs, items, strict=True):
+        proc.end(grace_s=120.0, keep=proc.others())
+        if not proc.left:  # killed at the end of its grace: its record may be cut short
+            raise KernelFault(
+                f"config {item['key']}: Nsight Compute had not finished its record when the grace after "
+                "the process's leave ran out; it was killed and its record is not read"
+            )
 
 
 def _ncu_says(csv_path: Path) -> str:

@@ -178,11 +178,14 @@ def _samples(trial: Trial, lab: CallPlan, cap: int, key: str, clocks: list[int],
     hook = clock if lab.device == "cuda" else None
     samples: list[Sample] = []
 
+    every = max(1, int(opts.get("check_every", 1)))  # where another clock decides (kopt.measure.child)
+
     def take(n: int) -> None:
         start = len(samples)
         for i in range(start, start + whole_cycles(trial, n)):
+            where = f"config {key}, timed call {i}"
             samples.append(
-                timed_call(trial, lab, where=f"config {key}, timed call {i}", on_enqueued=hook if i % 10 == 0 else None)
+                timed_call(trial, lab, where=where, verify=i % every == 0, on_enqueued=hook if i % 10 == 0 else None)
             )
 
     target = float(opts.get("target_ci_pct", 0.0)) if lab.device == "cuda" else 0.0
