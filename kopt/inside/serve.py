@@ -6,7 +6,7 @@ a kernel that patches anything here changes only what this process says about it
 
 Order of a life: ``start`` (the sandbox, before anything of the kernel's is imported), ``go``
 (the GPU binding; the kernel is imported), then ``config`` (the arena's views for a config),
-``call`` (one call on input set j), ``null``, ``trace_begin``/``trace_end``, ``metadata``, ``release``, until
+``call`` (one call on input set j), ``null``, ``trace_begin``/``trace_end``, ``metadata``, until
 ``bye`` or the judge's end.
 """
 
@@ -199,15 +199,6 @@ def _null(s: Session, msg: dict) -> dict:
     return {"us": null_event_us()}
 
 
-def _release(s: Session, msg: dict) -> dict:
-    """The config's views dropped (a deciding clock's process idles, mapped to nothing, until all leave)."""
-    import gc
-
-    s.sets = []
-    gc.collect()
-    return {"ok": True}
-
-
 def _trace_begin(s: Session, msg: dict) -> dict:
     from kopt.inside.calls import Trace
 
@@ -240,7 +231,7 @@ def _metadata(s: Session, msg: dict) -> dict:
     return {"triton": triton_metadata(s.kernel, asm), "jit_names": names}
 
 
-EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata, "release": _release}
+EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata}
 
 
 def _die_with_judge() -> None:

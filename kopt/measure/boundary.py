@@ -190,15 +190,11 @@ class KernelProcess:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
         return f"the kernel's process exited with code {rc}{self._at()}"
 
-    def leave(self) -> None:
-        """Tell the kernel's process to leave (``finish`` or ``end`` it then)."""
-        with contextlib.suppress(OSError):
-            wire.send_pickle(self.sock, {"op": "bye"})
-
     def finish(self, keep: frozenset[int] = frozenset()) -> None:
         """Tell the kernel's process to leave, then end it (``end``), giving a profiler that wraps it
         time to write its report (Nsight Compute writes it once its target has left)."""
-        self.leave()
+        with contextlib.suppress(OSError):
+            wire.send_pickle(self.sock, {"op": "bye"})
         self.end(grace_s=120.0 if self.wrapped else 2.0, keep=keep)
 
     def end(self, grace_s: float = 0.0, keep: frozenset[int] = frozenset()) -> None:

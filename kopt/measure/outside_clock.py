@@ -15,12 +15,14 @@ another that cut them by marker launches: the kernel pushes the labels and launc
 The calls are drawn fresh, poisoned and checked as everywhere, and before each the judge flushes
 the L2 from its own CUDA context (a 256 MB write: no launch of the kernel's process is the
 harness's). The processes start together with the gate (kopt.measure.child) and make their CUDA
-context at once; beside the in-process timing they are begun one at a time, each with one warm-up
-launch before any code of the kernel's is imported (Nsight Compute's set-up at a process's first
-launch, 0.63-0.66 s on the H100, is paid then; the launch is dropped from the record by position
-and name), then import the kernel. Nsight Compute profiles one process at a time: the configs'
-calls run one after another, and the processes, idle once their calls are done, leave together
-after the last (one leaving holds Nsight Compute a while: ``_leave_together``).
+context at once; beside the in-process timing they are begun and import the kernel, one at a
+time. Nsight Compute profiles one process at a time, and a process that has launched holds it
+until it has left (another's launches fail meanwhile: 'a driver resource was unavailable', H100):
+only the first config's process makes a warm-up launch then, before any code of the kernel's is
+imported (Nsight Compute's set-up at a process's first launch, 0.63-0.66 s on the H100, is paid
+beside the in-process timing; the launch is dropped from the record by position and name); the
+others pay it on their first call. The configs' calls run one after another, each process ended
+before the next config's calls.
 
 What the total holds besides the calls: what the kernel launches at import or on a first call
 (Triton's autotuning is kept on disk per version, TRITON_CACHE_AUTOTUNING, so the timing process's
@@ -72,10 +74,10 @@ WARMUP_KERNEL = "FillFunctor"  # the warm-up launch's kernel (torch.ones), first
 class ClockProcesses:
     """One kernel process per config under Nsight Compute (``tool``), started together as soon as
     the GPU is bound: torch's import and the CUDA context overlap the gate (kopt.inside.serve). Once
-    the gate has passed, ``warm_up`` begins them one at a time, beside the in-process timing, each
-    with one warm-up launch (Nsight Compute's set-up at a first launch, 0.6 s, paid then; one
-    process at a time, since it profiles one at a time). No kernel is imported until a process's
-    turn. A process whose warm-up fails is started again and pays the set-up in its turn."""
+    the gate has passed, ``warm_up`` begins them one at a time, beside the in-process timing, the
+    first with one warm-up launch (Nsight Compute's set-up at a first launch, 0.6 s, paid then: the
+    module's docstring says why the first alone), and each then imports the kernel. A process whose
+    warm-up fails is started again and is begun in its turn."""
 
     def __init__(self, kernel: str, items: list[dict], *, tool: str, baseline: bool, sandbox: bool, timeout_s: float):
         self.kernel, self.tool, self.sandbox, self.timeout_s = kernel, tool, sandbox, timeout_s
@@ -83,7 +85,8 @@ class ClockProcesses:
         self.tmp = tempfile.mkdtemp(prefix="kopt-clock-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         self.csvs = [Path(self.tmp) / f"ncu_clock_{i}.csv" for i in range(len(items))]
         self.procs = [self._start(c) for c in self.csvs]
-        self.warmed = [False] * len(items)
+        self.warmed = [False] * len(items)  # made its warm-up launch (the first process only)
+        self.gone = [False] * len(items)  # begun and the kernel imported
         self.stopped, self.thread = False, None
 
     def _start(self, csv_path: Path) -> KernelProcess:
@@ -97,9 +100,9 @@ class ClockProcesses:
         )
 
     def warm_up(self, go) -> None:
-        """Begin the processes in a thread, one at a time, each with its warm-up launch, then made
-        ready by ``go(proc)`` (the kernel imported: its import's launches, if any, are the record's
-        and one process's at a time, as every launch under Nsight Compute must be)."""
+        """Begin the processes in a thread, one at a time (the first with its warm-up launch), each
+        then made ready by ``go(proc)`` (the kernel imported; an import that launches fails while the
+        first process holds Nsight Compute, and its process is started again, to import in its turn)."""
         self.thread = threading.Thread(target=self._warm_all, args=(go,), name="kopt-clock-warm-up", daemon=True)
         self.thread.start()
 
@@ -108,9 +111,10 @@ class ClockProcesses:
             if self.stopped:
                 return
             try:
-                proc.begin(warm_up=BASELINE_RANGE)
+                proc.begin(**({"warm_up": BASELINE_RANGE} if i == 0 else {}))
+                self.warmed[i] = i == 0
                 go(proc)
-                self.warmed[i] = True
+                self.gone[i] = True
             except Exception as e:  # noqa: BLE001 - this thread's failures are the process's, started again
                 if self.stopped:
                     return
@@ -119,6 +123,7 @@ class ClockProcesses:
                     f"kopt: a clock process's warm-up failed ({e}{_ncu_says(self.csvs[i])}); started again",
                     file=sys.stderr,
                 )
+                self.warmed[i] = False
                 self.csvs[i] = self.csvs[i].with_name(f"ncu_clock_{i}_again.csv")
                 if not self.stopped:
                     self.procs[i] = self._start(self.csvs[i])
@@ -150,17 +155,23 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
             proc, csv_path = clock.procs[i], clock.csvs[i]
             mark(f"clock {item['key']}")
             try:
-                if not clock.warmed[i]:
+                if not clock.gone[i]:
                     proc.begin()
                     go(proc)
                 calls[item["key"]] = run_calls(ref, proc, item, opts=opts, mark=mark)
-                proc.ask({"op": "release"})  # the config's buffers, before the next config's pool is sized
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
                 raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
-        mark("clock leave")
-        _leave_together(clock, items)
+            # gone, and all it started, before the next profiles: a process Nsight Compute still
+            # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
+            mark(f"clock {item['key']}: leave")
+            proc.finish(keep=proc.others())
+            if not proc.left:  # killed at the end of its grace: its record may be cut short
+                raise KernelFault(
+                    f"config {item['key']}: Nsight Compute had not finished its record when the grace after "
+                    "the process's leave ran out; it was killed and its record is not read"
+                )
         mark("clock records")
         out = {}
         for i, item in enumerate(items):
@@ -170,22 +181,6 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
         return out
     finally:
         clock.end()
-
-
-def _leave_together(clock: ClockProcesses, items: list[dict]) -> None:
-    """Every process told to leave, then each ended once its Nsight Compute has written its record.
-    They leave together, after the last config's calls: a process leaving holds Nsight Compute for
-    a while (launches of another fail meanwhile, 'a driver resource was unavailable', and the next
-    process's first launch waited 0.65 s more on the H100), an idle one does not."""
-    for proc in clock.procs:
-        proc.leave()
-    for proc, item in zip(clock.procs, items, strict=True):
-        proc.end(grace_s=120.0, keep=proc.others())
-        if not proc.left:  # killed at the end of its grace: its record may be cut short
-            raise KernelFault(
-                f"config {item['key']}: Nsight Compute had not finished its record when the grace after "
-                "the process's leave ran out; it was killed and its record is not read"
-            )
 
 
 def _ncu_says(csv_path: Path) -> str:
