@@ -83,8 +83,11 @@ def main() -> None:
         ("under ncu", ncu.clock_command(shutil.which("ncu"), f"{tmp}/a.csv"), env),
         ("under ncu, again", ncu.clock_command(shutil.which("ncu"), f"{tmp}/b.csv"), env),
         ("under ncu, Triton told its tools", ncu.clock_command(shutil.which("ncu"), f"{tmp}/c.csv"), told),
-        ("under ncu, told, sandboxed, signals scoped", ncu.clock_command(shutil.which("ncu"), f"{tmp}/d.csv"),
-         {**told, "PROBE_SANDBOX": scratch}),
+        (
+            "under ncu, told, sandboxed, signals scoped",
+            ncu.clock_command(shutil.which("ncu"), f"{tmp}/d.csv"),
+            {**told, "PROBE_SANDBOX": scratch},
+        ),
     ]:
         t = time.perf_counter()
         out = subprocess.run([*prefix, *me], env=how, capture_output=True, text=True)
