@@ -107,7 +107,6 @@ class KernelProcess:
         begin: bool = True,
         env: dict[str, str] | None = None,
     ):
-        env_extra = env
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.seq, self.loaded, self.target = 0, False, None
@@ -115,8 +114,8 @@ class KernelProcess:
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         told = {k: v for k, v in triton_tools_env().items() if k not in os.environ}  # the user's settings stand
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **told, **kernel_cache(kernel)}
-        env.update(env_extra or {})
+        ours_env = {"PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **told, **kernel_cache(kernel)}
+        env = {**os.environ, **ours_env, **(env or {})}
         self.proc = subprocess.Popen(
             [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
             pass_fds=[theirs.fileno()],

@@ -171,6 +171,9 @@ def _clock_processes(req: dict, device: str):
     )  # fmt: skip
 
 
+CHECK_EVERY = 4  # where Nsight Compute decides: every 4th in-process timed call is checked
+
+
 def _second_clock_opts(opts: dict) -> dict:
     """Where Nsight Compute's clock decides, the in-process clocks are second clocks, held to it
     within 5% (kopt.measure.outside_clock.second_clocks): their least sample counts do, and every
@@ -180,9 +183,6 @@ def _second_clock_opts(opts: dict) -> dict:
         **opts, "max_samples": opts["min_samples"], "profile_calls": opts.get("min_profile_calls", 16),
         "check_every": CHECK_EVERY,
     }  # fmt: skip
-
-
-CHECK_EVERY = 4
 
 
 def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
