@@ -7,6 +7,7 @@ kopt mask vN / kopt unmask vN             take a version out of the fold / back 
 kopt rerun vN [--current]                 rerun a past version in a tree of its own and compare
 kopt experience add|recommend|search|list|merge|stats ...
 kopt init DIR --kernelbench FILE          a workspace from a KernelBench problem file
+kopt init DIR --repo PATH --command CMD   a workspace of kind command from a repository and its benchmark
 """
 
 from __future__ import annotations
@@ -55,11 +56,15 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--current", action="store_true", help="run the workspace's files as they are now")
     sp.add_argument("--config", nargs="*", default=[], help="more Snakemake --config values (key=value)")
     sp.set_defaults(fn=rerun.cmd_rerun)
-    sp = sub.add_parser("init", help="a workspace from what you have: a KernelBench problem file")
+    sp = sub.add_parser("init", help="a workspace from what you have: a KernelBench problem, a repository")
     sp.add_argument("dir", help="the new workspace's folder (absent or empty)")
-    sp.add_argument(
-        "--kernelbench", required=True, metavar="FILE", help="a KernelBench problem (Model, get_inputs, ...)"
-    )
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("--kernelbench", metavar="FILE", help="a KernelBench problem (Model, get_inputs, ...)")
+    src.add_argument("--repo", metavar="PATH", help="a git repository judged by --command (a target of kind command)")
+    sp.add_argument("--command", help="with --repo: the benchmark command, run once to read its CSV's columns")
+    sp.add_argument("--csv", metavar="GLOB", help="with --repo: where its CSV lands (default: the one it wrote)")
+    sp.add_argument("--time-column", help="with --repo: the kernel's us_* column (default: the one not a reference's)")
+    sp.add_argument("--class-by", help="with --repo: config columns, comma-separated (default: the fewest values)")
     sp.set_defaults(fn=init.cmd_init)
     ep = sub.add_parser("experience", help="the experience log (SQLite)")
     ep.add_argument("--db", default=None, help="store path (default: the user's data directory)")

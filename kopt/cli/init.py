@@ -1,4 +1,5 @@
-"""kopt init DIR --kernelbench FILE: a workspace from what the user has (kopt.formats)."""
+"""kopt init DIR --kernelbench FILE | --repo PATH --command CMD: a workspace from what the user has
+(kopt.formats)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,19 @@ from pathlib import Path
 
 
 def cmd_init(a) -> int:
-    from kopt.formats import kernelbench_workspace
+    if a.kernelbench:
+        from kopt.formats import kernelbench_workspace
 
-    for line in kernelbench_workspace.init(Path(a.dir), Path(a.kernelbench)):
+        lines = kernelbench_workspace.init(Path(a.dir), Path(a.kernelbench))
+    else:
+        from kopt.formats import repository
+
+        if not a.command:
+            raise repository.RepositoryError("kopt init --repo: name the benchmark command with --command")
+        class_by = a.class_by.split(",") if a.class_by else None
+        lines = repository.init(
+            Path(a.dir), Path(a.repo), a.command, csv_glob=a.csv, time_column=a.time_column, class_by=class_by
+        )
+    for line in lines:
         print(line)
     return 0
