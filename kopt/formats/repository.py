@@ -16,6 +16,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -37,6 +38,13 @@ def _git(repo: Path, *args: str) -> str:
     return out.stdout.strip()
 
 
+def with_our_python(env: dict | None = None) -> dict:
+    """``env`` with the folder of the Python that runs kernel-opt first on PATH: a user's command's
+    ``python3`` is the one with torch and Triton, its environment activated or not."""
+    path = (env or {}).get("PATH", os.environ.get("PATH", ""))
+    return {**(env or {}), "PATH": os.pathsep.join([str(Path(sys.executable).parent), path])}
+
+
 def _csvs(repo: Path) -> dict[Path, float]:
     return {p: p.stat().st_mtime for p in repo.rglob("*.csv") if ".git" not in p.relative_to(repo).parts}
 
@@ -45,7 +53,10 @@ def run_once(repo: Path, command: str, csv_glob: str | None) -> Path:
     """The CSV the command wrote: ``csv_glob``'s newest match, or the one CSV it created or changed."""
     before, t0 = _csvs(repo), time.time()
     try:
-        out = subprocess.run(command, shell=True, cwd=repo, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+        out = subprocess.run(
+            command, shell=True, cwd=repo, env={**os.environ, **with_our_python()},
+            capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         raise RepositoryError(f"{command!r} in {repo}: no exit within {RUN_TIMEOUT_S} s") from None
     if out.returncode != 0:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kopt.formats.repository import with_our_python
 from kopt.steps.common import run_group
 from kopt.workspace.command import CommandSpec, Source
 from kopt.workspace.provenance import sha256_file
@@ -90,7 +91,10 @@ def run_command(
     """The fixed command once, by the shell, in ``worktree`` (``prefix``: a profiler in front of it;
     ``env``: the gate's GPU binding); its output appended to ``log``. One run at a time per
     worktree (a lock beside it: bench and profile of one version may be scheduled together), and
-    CSVs matching ``spec.csv`` from an earlier run are removed first, so a run that writes none has none."""
+    CSVs matching ``spec.csv`` from an earlier run are removed first, so a run that writes none has none.
+    The Python environment that runs kernel-opt comes first on the command's PATH: its ``python3``
+    is the one with torch and Triton, activated or not (``.venv/bin/snakemake``)."""
+    env = with_our_python(env)
     with open(worktree.parent / "run.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for old in glob.glob(str(worktree / spec.csv)):
