@@ -8,6 +8,7 @@ kopt rerun vN [--current]                 rerun a past version in a tree of its 
 kopt experience add|recommend|search|list|merge|stats ...
 kopt init DIR --kernelbench FILE          a workspace from a KernelBench problem file
 kopt init DIR --repo PATH --command CMD   a workspace of kind command from a repository and its benchmark
+kopt init DIR                             a workspace to edit: ref.py, a Triton v0, a CUDA solve, target.yaml
 """
 
 from __future__ import annotations
@@ -56,9 +57,9 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--current", action="store_true", help="run the workspace's files as they are now")
     sp.add_argument("--config", nargs="*", default=[], help="more Snakemake --config values (key=value)")
     sp.set_defaults(fn=rerun.cmd_rerun)
-    sp = sub.add_parser("init", help="a workspace from what you have: a KernelBench problem, a repository")
+    sp = sub.add_parser("init", help="a workspace from a KernelBench problem, a repository, or one to edit")
     sp.add_argument("dir", help="the new workspace's folder (absent or empty)")
-    src = sp.add_mutually_exclusive_group(required=True)
+    src = sp.add_mutually_exclusive_group()  # neither: a workspace to edit (kopt/formats/template/)
     src.add_argument("--kernelbench", metavar="FILE", help="a KernelBench problem (Model, get_inputs, ...)")
     src.add_argument("--repo", metavar="PATH", help="a git repository judged by --command (a target of kind command)")
     sp.add_argument("--command", help="with --repo: the benchmark command, run once to read its CSV's columns")

@@ -1,5 +1,5 @@
-"""kopt init DIR --kernelbench FILE | --repo PATH --command CMD: a workspace from what the user has
-(kopt.formats)."""
+"""kopt init DIR [--kernelbench FILE | --repo PATH --command CMD]: a workspace from what the user
+has, or one to edit (kopt.formats)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ def cmd_init(a) -> int:
         from kopt.formats import kernelbench_workspace
 
         lines = kernelbench_workspace.init(Path(a.dir), Path(a.kernelbench))
-    else:
+    elif a.repo:
         from kopt.formats import repository
 
         if not a.command:
@@ -20,6 +20,10 @@ def cmd_init(a) -> int:
         lines = repository.init(
             Path(a.dir), Path(a.repo), a.command, csv_glob=a.csv, time_column=a.time_column, class_by=class_by
         )
+    else:
+        from kopt.formats import skeleton
+
+        lines = skeleton.init(Path(a.dir))
     for line in lines:
         print(line)
     return 0

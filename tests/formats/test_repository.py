@@ -92,3 +92,21 @@ def test_a_folder_that_is_not_a_repository_or_a_workspace_that_exists_is_refused
     with pytest.raises(rp.RepositoryError, match="exists and is not empty"):
         rp.init(tmp_path / "full", repo, "python3 bench.py")
     assert main(["init", str(tmp_path / "ws"), "--repo", str(repo)]) == 2  # no --command
+
+
+def test_kopt_init_alone_writes_a_workspace_to_edit_whose_v0_passes_on_the_cpu(tmp_path, run_params, capsys):
+    """The template (kopt/formats/template/): ref.py, a Triton v0, a CUDA solve to rename, target.yaml."""
+    from kopt.workspace.cuda_source import solve_params
+    from tests.helpers import run_version
+
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws)]) == 0
+    assert "kernels/v1.cu.example" in capsys.readouterr().out
+    w = load_workspace(ws)
+    assert [v.name for v in w.versions] == ["v0"] and w.command is None
+    comments = [ln for ln in (ws / "target.yaml").read_text().splitlines() if "#" in ln]
+    assert len(comments) >= 6  # each field explained
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "out")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), corr
+    assert [p.name for p in solve_params(ws / "kernels" / "v1.cu.example")] == ["x", "y", "out", "n"]
+    assert main(["init", str(ws)]) == 2  # not over a workspace

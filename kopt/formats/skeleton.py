@@ -1,0 +1,23 @@
+"""``kopt init DIR`` with nothing to import: a workspace to edit, in the style of the published
+skill template (a ``ref.py`` with ``setup``/``reference``, a Triton ``run_kernel`` as v0, a CUDA
+``solve`` ready to become v1), its ``target.yaml`` explaining each field. The files are
+kopt/formats/template/, copied as they are."""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+
+
+def init(dest: Path) -> list[str]:
+    """The workspace at ``dest`` (absent or empty); what it holds, as lines."""
+    if dest.exists() and any(dest.iterdir()):
+        raise ValueError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
+    with resources.as_file(resources.files("kopt.formats") / "template") as src:
+        shutil.copytree(src, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    return [
+        f"{dest}: a float32 vector add to edit: ref.py (setup, reference), kernels/v0.py (Triton run_kernel), "
+        "kernels/v1.cu.example (a CUDA solve: rename to v1.cu to make it v1), target.yaml (each field explained)",
+        f"  run it: snakemake --cores 1 results/v0/compare.json --config workspace={dest}",
+    ]
