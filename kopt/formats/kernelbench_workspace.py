@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 import yaml
 
+from kopt.formats import staged
 from kopt.formats.kernelbench import TOLERANCES, Problem, ProblemError, run_file, sizes_of
 
 CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the interpreter is slow) ...
@@ -118,15 +119,12 @@ def target_doc(name: str, source: Path, sizes: dict, small: dict) -> str:
 
 def init(dest: Path, source: Path) -> list[str]:
     """The workspace at ``dest`` (which must not exist, or be empty); what it inferred, as lines."""
-    if dest.exists() and any(dest.iterdir()):
+    if dest.exists() and any(dest.iterdir()):  # before the problem file runs
         raise ProblemError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
     sizes = sizes_of(run_file(source))
     if not sizes:
         raise ProblemError(f"{source}: no module-level sizes (numbers) for the configs")
-    staging = dest.with_name(f".{dest.name}.kopt-init")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        (staging / "kernels").mkdir(parents=True)
+    with staged(dest) as staging:
         shutil.copyfile(source, staging / "problem.py")
         problem = Problem(staging / "problem.py")
         try:
@@ -139,12 +137,6 @@ def init(dest: Path, source: Path) -> list[str]:
         (staging / "ref.py").write_text(REF.format(name=name, source=source.name))
         (staging / "kernels" / "v0.py").write_text(EAGER)
         (staging / "target.yaml").write_text(target_doc(name, source, sizes, small))
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.rmdir()
-        staging.rename(dest)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     args = [k for k in got["inputs"] if not k.startswith(("w_", "cfg_"))]
     weights = [k for k in got["inputs"] if k.startswith("w_")]
     return [

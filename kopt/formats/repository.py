@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+
+from kopt.formats import staged
 
 REFERENCE_WORDS = ("ref", "torch", "eager", "baseline", "cublas", "cudnn")  # us_* columns that are not the kernel's
 RUN_TIMEOUT_S = 1800
@@ -163,18 +164,9 @@ def init(dest: Path, repo: Path, command: str, *, csv_glob=None, time_column=Non
         "fixed_paths": fixed,
         "language": _language(repo),
     }
-    staging = dest.with_name(f".{dest.name}.kopt-init")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        (staging / "kernels").mkdir(parents=True)
+    with staged(dest) as staging:
         (staging / "target.yaml").write_text(TARGET_HEAD + yaml.safe_dump(doc, sort_keys=False))
         (staging / "kernels" / "v0.yaml").write_text(f"commit: {head}\n")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.rmdir()
-        staging.rename(dest)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     lines = [
         f"{dest}: a command target on {repo} ({len(table)} configs in {csv_path.relative_to(repo)})",
         f"  errors: {', '.join(cols['error_columns'])}; time: {cols['time_column']}; configs: "

@@ -9,13 +9,13 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from kopt.formats import staged
+
 
 def init(dest: Path) -> list[str]:
     """The workspace at ``dest`` (absent or empty); what it holds, as lines."""
-    if dest.exists() and any(dest.iterdir()):
-        raise ValueError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
-    with resources.as_file(resources.files("kopt.formats") / "template") as src:
-        shutil.copytree(src, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    with staged(dest) as staging, resources.as_file(resources.files("kopt.formats") / "template") as src:
+        shutil.copytree(src, staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     return [
         f"{dest}: a float32 vector add to edit: ref.py (setup, reference), kernels/v0.py (Triton run_kernel), "
         "kernels/v1.cu.example (a CUDA solve: rename to v1.cu to make it v1), target.yaml (each field explained)",
