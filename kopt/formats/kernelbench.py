@@ -22,13 +22,16 @@ outputs ``out``, or ``out0``, ``out1``, ... for a tuple.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
 import re
 from pathlib import Path
 
 import torch
 
 SIZE = "cfg_"  # a size of the problem, as a scalar input
+FIXED = "inputs"  # the config column of a problem without sizes: its inputs' shapes, said, not set
 WEIGHT = "w_"  # a parameter or buffer of the Model, by its dotted name with '.' as '__'
 OUTPUT = re.compile(r"out\d*")  # the outputs' names
 TOLERANCES = {  # KernelBench's own (src/kernelbench/eval.py, get_tolerance_for_precision), atol = rtol
@@ -41,6 +44,33 @@ TOLERANCES = {  # KernelBench's own (src/kernelbench/eval.py, get_tolerance_for_
 
 class ProblemError(ValueError):
     """What kopt cannot map in a KernelBench file: one line naming the file and the construct."""
+
+
+@contextlib.contextmanager
+def on_the_harness_device():
+    """A problem file's ``.cuda()`` (KernelBench's ``get_inputs`` call it) moves a tensor to torch's
+    default device, which kernel-opt sets to the benchmark's: the GPU, the CPU of an interpreter run,
+    or the meta device of ``kopt init``'s probes."""
+    real = torch.Tensor.cuda
+    torch.Tensor.cuda = lambda self, *a, **k: self.to(torch.get_default_device())
+    try:
+        yield
+    finally:
+        torch.Tensor.cuda = real
+
+
+@contextlib.contextmanager
+def said_cuda_on_the_interpreter():
+    """In Triton's CPU interpreter, tensors say ``is_cuda`` (KernelBench's solutions assert it, and
+    the interpreter runs their kernels on the CPU); elsewhere nothing changes."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        yield
+        return
+    torch.Tensor.is_cuda = property(lambda self: True)
+    try:
+        yield
+    finally:
+        del torch.Tensor.is_cuda  # torch's own, from its base class, again
 
 
 def run_file(path: Path) -> dict:
@@ -97,7 +127,7 @@ class Problem:
         key = tuple(sorted(sizes.items()))
         if key not in self._skeletons:
             ns = self.namespace(sizes)
-            with torch.device("meta"):
+            with torch.device("meta"), on_the_harness_device():
                 self._skeletons[key] = ns["Model"](*ns["get_init_inputs"]())
         return self._skeletons[key]
 
@@ -111,11 +141,13 @@ class Problem:
         return self._outputs[key]
 
     def setup(self, seed: int, **sizes) -> dict:
+        sizes.pop(FIXED, None)
         ns = self.namespace(sizes)
-        torch.manual_seed(seed)
-        args = list(ns["get_inputs"]())
-        torch.manual_seed(seed)
-        model = ns["Model"](*ns["get_init_inputs"]())
+        with on_the_harness_device():
+            torch.manual_seed(seed)
+            args = list(ns["get_inputs"]())
+            torch.manual_seed(seed)
+            model = ns["Model"](*ns["get_init_inputs"]())
         names = self.arg_names(ns, len(args))
         inputs = dict(zip(names, args, strict=True))
         for name, t in (*model.named_parameters(), *model.named_buffers()):
@@ -162,7 +194,7 @@ class ModelNewKernel:
         key = (tuple(sorted(sizes.items())), str(device))
         if key not in self._models:
             ns = self.problem.namespace(sizes)
-            with torch.device(device):
+            with torch.device(device), on_the_harness_device():
                 m = self.cls(*ns["get_init_inputs"]())
             theirs = {n: tuple(t.shape) for n, t in (*self.problem.skeleton(sizes).named_parameters(),)}
             mine = {n: tuple(t.shape) for n, t in m.named_parameters()}
@@ -175,7 +207,8 @@ class ModelNewKernel:
         return self._models[key]
 
     def __call__(self, **inputs):
-        return self.problem.forward(self.model, inputs)
+        with said_cuda_on_the_interpreter():
+            return self.problem.forward(self.model, inputs)
 
 
 def model_new_kernel(module, path: Path) -> ModelNewKernel | None:

@@ -5,7 +5,8 @@ kopt.formats.kernelbench, ``kernels/v0.py`` (torch eager, the version to beat) a
 ``target.yaml``: the file's own sizes as the GPU config; a CPU config made by halving the largest
 size, one at a time, while the Model still runs on it (on the meta device), until the inputs and
 weights hold at most CPU_BUDGET elements (CPU_LIMIT where the file fixes other sizes), then checked
-by a real run on the CPU; KernelBench's
+by a real run on the CPU (a file without sizes, whose get_inputs fixes the shapes: one config, its
+column ``inputs`` naming them, the same on the CPU within CPU_LIMIT); KernelBench's
 tolerances. It says what it inferred. What it cannot map is one line naming the file, and
 nothing is left behind.
 """
@@ -20,7 +21,14 @@ import torch
 import yaml
 
 from kopt.formats import staged
-from kopt.formats.kernelbench import TOLERANCES, Problem, ProblemError, run_file, sizes_of
+from kopt.formats.kernelbench import FIXED, TOLERANCES, Problem, ProblemError, run_file, sizes_of
+
+EAGER_META = """parent: null
+hypothesis: "Baseline: the problem's own Model in torch eager, as KernelBench times it."
+rationale: "The version to beat: a ModelNew (kernels/v1.py) or a run_kernel of your own."
+expected: "What PyTorch's kernels give at the file's sizes."
+target_class: all
+"""
 
 CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the interpreter is slow) ...
 CPU_LIMIT = 1 << 22  # ... or, where sizes the file fixes (224x224 images) keep it above, at most this
@@ -78,6 +86,11 @@ def cpu_sizes(problem: Problem, sizes: dict) -> dict:
         if not free:
             if _elements(problem, cur) <= CPU_LIMIT:
                 break
+            if not sizes:
+                raise ProblemError(
+                    f"{problem.path}: get_inputs fixes its shapes (no module-level sizes), and its inputs and "
+                    f"weights hold {_elements(problem, cur)} elements, over the CPU's {CPU_LIMIT}"
+                )
             raise ProblemError(
                 f"{problem.path}: halving its sizes gives no config under {CPU_LIMIT} elements that its Model runs on"
             )
@@ -95,6 +108,12 @@ def cpu_sizes(problem: Problem, sizes: dict) -> dict:
                 f"{problem.path}: its Model fails on the CPU sizes {cur} ({type(e).__name__}: {e})"
             ) from None
     return cur
+
+
+def _shapes(inputs: dict) -> str:
+    """The shapes of a fixed-size problem's inputs (not its weights): ``1x128,1x128``."""
+    shapes = ["x".join(map(str, t.shape)) for k, t in inputs.items() if isinstance(t, torch.Tensor) and k[:2] != "w_"]
+    return ",".join(shapes)
 
 
 def target_doc(name: str, source: Path, sizes: dict, small: dict) -> str:
@@ -122,8 +141,6 @@ def init(dest: Path, source: Path) -> list[str]:
     if dest.exists() and any(dest.iterdir()):  # before the problem file runs
         raise ProblemError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
     sizes = sizes_of(run_file(source))
-    if not sizes:
-        raise ProblemError(f"{source}: no module-level sizes (numbers) for the configs")
     with staged(dest) as staging:
         shutil.copyfile(source, staging / "problem.py")
         problem = Problem(staging / "problem.py")
@@ -133,9 +150,12 @@ def init(dest: Path, source: Path) -> list[str]:
             raise ProblemError(str(e).replace(str(problem.path), str(source))) from None
         with torch.device("meta"):
             got = problem.setup(0, **sizes)
+        if not sizes:  # shapes fixed in get_inputs: one config, named by them
+            sizes = small = {FIXED: _shapes(got["inputs"])}
         name = source.stem
         (staging / "ref.py").write_text(REF.format(name=name, source=source.name))
         (staging / "kernels" / "v0.py").write_text(EAGER)
+        (staging / "kernels" / "v0.yaml").write_text(EAGER_META)
         (staging / "target.yaml").write_text(target_doc(name, source, sizes, small))
     args = [k for k in got["inputs"] if not k.startswith(("w_", "cfg_"))]
     weights = [k for k in got["inputs"] if k.startswith("w_")]

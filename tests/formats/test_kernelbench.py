@@ -66,8 +66,8 @@ def test_the_models_weights_come_from_the_seed_and_reach_the_kernel_by_name(tmp_
         ("raise RuntimeError('broken')\n", "does not run (RuntimeError: broken)"),
         (
             "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
-            "def get_inputs():\n    return [torch.rand(4)]\ndef get_init_inputs():\n    return []\n",
-            "no module-level sizes",
+            "def get_inputs():\n    return [torch.rand(4096, 4096)]\ndef get_init_inputs():\n    return []\n",
+            "get_inputs fixes its shapes (no module-level sizes), and its inputs and weights hold 16777216",
         ),
     ],
 )
@@ -127,3 +127,29 @@ def test_a_modelnew_whose_parameters_are_not_the_models_is_one_line(tmp_path, ru
     corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "out")
     assert corr["status"] != "pass"
     assert "ModelNew's parameters ['linear.bias', 'linear.weight'] are not the Model's" in corr["error"], corr["error"]
+
+
+@pytest.mark.e2e
+def test_kernelbenchs_own_example_and_its_triton_solution_run_through_the_graph_on_the_cpu(tmp_path):
+    """KernelBench's example (model_ex_add.py: no sizes, get_inputs calls .cuda()) and its Triton
+    ModelNew (model_new_ex_add_triton.py: asserts is_cuda), as they are, v0 and v1 of a workspace
+    made by kopt init, end to end through the graph in the interpreter."""
+    import json
+
+    from tests.helpers import copy_project, snakemake
+
+    dst = copy_project(tmp_path)
+    ws = dst / "add"
+    assert main(["init", str(ws), "--kernelbench", str(KB / "model_ex_add.py")]) == 0
+    target = yaml.safe_load((ws / "target.yaml").read_text())
+    assert target["configs"] == [{"inputs": "1x128,1x128"}] == target["cpu_configs"] and target["class_by"] == [
+        "inputs"
+    ]
+    shutil.copyfile(SOLUTIONS / "model_new_ex_add_triton.py", ws / "kernels" / "v1.py")
+    (ws / "kernels" / "v1.yaml").write_text("parent: v0\nhypothesis: h\nrationale: r\nexpected: e\n")
+    p = snakemake(dst, "results/v1/compare.json", config=[f"workspace={ws}"])
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    res = dst / "results"
+    corr = [json.loads((res / v / "correctness.json").read_text()) for v in ("v0", "v1")]
+    assert [c["status"] for c in corr] == ["pass", "pass"], [c.get("error") for c in corr]
+    assert json.loads((res / "v1" / "compare.json").read_text())["decision"]
