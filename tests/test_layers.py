@@ -64,6 +64,7 @@ INSIDE_MAY_IMPORT = {
     "kopt.workspace.cuda_source",
     "kopt.workspace.target",
     "kopt.formats.kernelbench",  # a KernelBench solution's ModelNew, run as its harness runs it
+    "kopt.formats.gpumode",  # a gpu-mode submission's custom_kernel, on the problem's packed data
 }
 
 

@@ -7,6 +7,7 @@ kopt mask vN / kopt unmask vN             take a version out of the fold / back 
 kopt rerun vN [--current]                 rerun a past version in a tree of its own and compare
 kopt experience add|recommend|search|list|merge|stats ...
 kopt init DIR --kernelbench FILE          a workspace from a KernelBench problem file
+kopt init DIR --gpumode PROBLEM_DIR       a workspace from a gpu-mode reference-kernels problem
 kopt init DIR --repo PATH --command CMD   a workspace of kind command from a repository and its benchmark
 kopt init DIR                             a workspace to edit: ref.py, a Triton v0, a CUDA solve, target.yaml
 """
@@ -61,6 +62,9 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("dir", help="the new workspace's folder (absent or empty)")
     src = sp.add_mutually_exclusive_group()  # neither: a workspace to edit (kopt/formats/template/)
     src.add_argument("--kernelbench", metavar="FILE", help="a KernelBench problem (Model, get_inputs, ...)")
+    src.add_argument(
+        "--gpumode", metavar="PROBLEM_DIR", help="a gpu-mode reference-kernels problem (task.yml, reference.py)"
+    )
     src.add_argument("--repo", metavar="PATH", help="a git repository judged by --command (a target of kind command)")
     sp.add_argument("--command", help="with --repo: the benchmark command, run once to read its CSV's columns")
     sp.add_argument("--csv", metavar="GLOB", help="with --repo: where its CSV lands (default: the one it wrote)")

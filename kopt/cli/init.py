@@ -1,4 +1,4 @@
-"""kopt init DIR [--kernelbench FILE | --repo PATH --command CMD]: a workspace from what the user
+"""kopt init DIR [--kernelbench FILE | --gpumode PROBLEM_DIR | --repo PATH --command CMD]: a workspace from what the user
 has, or one to edit (kopt.formats)."""
 
 from __future__ import annotations
@@ -11,6 +11,10 @@ def cmd_init(a) -> int:
         from kopt.formats import kernelbench_workspace
 
         lines = kernelbench_workspace.init(Path(a.dir), Path(a.kernelbench))
+    elif a.gpumode:
+        from kopt.formats import gpumode_workspace
+
+        lines = gpumode_workspace.init(Path(a.dir), Path(a.gpumode))
     elif a.repo:
         from kopt.formats import repository
 

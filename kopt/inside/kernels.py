@@ -9,6 +9,7 @@ this module: it never runs a version's code.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Callable
 
@@ -17,15 +18,21 @@ from kopt.measure.variants import import_file
 
 
 def _triton_py(path: Path) -> Callable[..., None]:
-    mod = import_file(path, f"kopt_variant_{path.stem}_{abs(hash(str(path.resolve()))) % 10**8}")
+    from kopt.formats.gpumode import custom_kernel, on_path, problem_folder
+    from kopt.formats.kernelbench import model_new_kernel
+
+    folder = problem_folder(path)  # a gpu-mode submission imports the problem's task.py
+    with on_path(folder) if folder else contextlib.nullcontext():
+        mod = import_file(path, f"kopt_variant_{path.stem}_{abs(hash(str(path.resolve()))) % 10**8}")
     fn = getattr(mod, "run_kernel", None)
     if callable(fn):
         return fn
-    from kopt.formats.kernelbench import model_new_kernel
-
-    fn = model_new_kernel(mod, path)  # a KernelBench solution, in a KernelBench problem's workspace
+    # a KernelBench solution or a gpu-mode submission, in its problem's workspace
+    fn = model_new_kernel(mod, path) or custom_kernel(mod, path)
     if fn is None:
-        raise KernelFault(f"{path}: defines no run_kernel(**inputs) function (nor a KernelBench ModelNew)")
+        raise KernelFault(
+            f"{path}: defines no run_kernel(**inputs) function (nor a KernelBench ModelNew, nor a gpu-mode custom_kernel)"
+        )
     return fn
 
 

@@ -1,0 +1,115 @@
+"""``kopt init DIR --gpumode PROBLEM_DIR``: a workspace from a gpu-mode reference-kernels problem.
+
+It copies the files ``task.yml`` lists (``reference.py``, ``task.py``, ``utils.py``, ...; not
+the submission, not ``eval.py``, whose work kernel-opt does) into ``problem/``, writes a ``ref.py``
+handing them to kopt.formats.gpumode, the problem's ``submission.py`` as ``kernels/v0.py`` (with
+``v0.yaml``) and ``target.yaml``: ``benchmarks`` without their seeds are the GPU configs, ``tests``
+without theirs the CPU configs (the interpreter's; on a GPU the gate runs on the benchmarks'
+configs themselves), the tolerance ``check_implementation``'s. It says what it inferred; what it
+cannot map is one line naming the file, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from kopt.formats import staged
+from kopt.formats.gpumode import ProblemError, tolerances
+
+REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
+holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
+and reference()."""
+
+from pathlib import Path
+
+from kopt.formats.gpumode import Problem
+
+_problem = Problem(Path(__file__).with_name("problem"))
+setup, reference = _problem.setup, _problem.reference
+'''
+
+META = """parent: null
+hypothesis: "Baseline: the problem's own submission.py (custom_kernel), as it is."
+rationale: "The version to beat: a kernels/v1.py defining custom_kernel(data), or a run_kernel of your own."
+expected: "What the submission gives at the benchmarks' sizes."
+target_class: all
+"""
+
+
+def _specs(task: dict, key: str, source: Path) -> list[dict]:
+    specs = [{k: v for k, v in s.items() if k != "seed"} for s in task.get(key) or []]
+    if not specs or not all(specs):
+        raise ProblemError(f"{source}: no {key} (each a spec of generate_input's arguments and a seed)")
+    return specs
+
+
+def _class_by(configs: list[dict]) -> list[str]:
+    """The spec key that varies with the fewest distinct values (else the first key)."""
+    keys = list(configs[0])
+    varying = sorted((len({str(c.get(k)) for c in configs}), i, k) for i, k in enumerate(keys))
+    varying = [v for v in varying if v[0] > 1]
+    return [varying[0][2]] if varying else keys[:1]
+
+
+def _files(task: dict, folder: Path) -> dict[str, Path]:
+    """The problem's files by name, as task.yml lists them (its submission and eval.py aside)."""
+    out = {}
+    for f in task.get("files") or []:
+        name, src = f.get("name"), str(f.get("source", ""))
+        if name in ("submission.py", "eval.py") or src.startswith("@"):
+            continue
+        path = (folder / src).resolve()
+        if not path.is_file():
+            raise ProblemError(f"{folder / 'task.yml'}: lists {name} from {src}, which is not there")
+        out[name] = path
+    if "reference.py" not in out:
+        out["reference.py"] = folder / "reference.py"
+    return out
+
+
+def init(dest: Path, folder: Path) -> list[str]:
+    """The workspace at ``dest`` (absent or empty); what it inferred, as lines."""
+    folder = folder.resolve()
+    task_yml = folder / "task.yml"
+    try:
+        task = yaml.safe_load(task_yml.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ProblemError(f"{task_yml}: not a readable task.yml ({type(e).__name__})") from None
+    if not isinstance(task, dict):
+        raise ProblemError(f"{task_yml}: not a readable task.yml (not a mapping)")
+    configs, small = _specs(task, "benchmarks", task_yml), _specs(task, "tests", task_yml)
+    files = _files(task, folder)
+    submission = folder / "submission.py"
+    if not submission.is_file():
+        raise ProblemError(f"{submission}: missing (v0 is the problem's own submission)")
+    tols, how = tolerances(files["reference.py"], files.get("utils.py", folder / "utils.py"))
+    with staged(dest) as staging:
+        (staging / "problem").mkdir()
+        for name, src in files.items():
+            shutil.copyfile(src, staging / "problem" / name)
+        shutil.copyfile(task_yml, staging / "problem" / "task.yml")
+        (staging / "ref.py").write_text(REF.format(name=folder.name))
+        shutil.copyfile(submission, staging / "kernels" / "v0.py")
+        (staging / "kernels" / "v0.yaml").write_text(META)
+        doc = {
+            "name": folder.name,
+            "class_by": _class_by(configs),
+            "configs": configs,
+            "cpu_configs": small,
+            "tolerances": tols,
+            "seeds": 3,
+        }
+        head = (
+            f"# Made by `kopt init --gpumode` from {folder}.\n"
+            "# configs: task.yml's benchmarks, cpu_configs: its tests (each without its seed: kernel-opt draws\n"
+            f"# fresh ones). tolerances: {how}.\n"
+        )
+        (staging / "target.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False))
+    return [
+        f"{dest}: gpu-mode problem {folder.name} ({', '.join(sorted(files))} in problem/)",
+        f"  GPU configs (benchmarks): {len(configs)}; CPU configs (tests): {len(small)}; classes by {doc['class_by']}",
+        f"  tolerance: {how}; v0: its submission.py (custom_kernel)",
+    ]

@@ -1,0 +1,96 @@
+"""`kopt init --gpumode`: gpu-mode reference-kernels problems (tests/fixtures/gpumode/, verbatim)
+made into workspaces: task.yml's specs as configs, generate_input fed kopt's seeds, the output
+ref_kernel writes found by identity, check_implementation's tolerance; their submission.py as v0
+and a Triton custom_kernel as v1, through the gate on the CPU (their "cuda" tensors made on the
+harness's device); what cannot be mapped is one line and leaves nothing."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+import yaml
+
+from kopt.cli import main
+from kopt.formats import gpumode_workspace as gw
+from kopt.formats.gpumode import Problem, ProblemError, on_the_harness_device
+from tests.helpers import FIXTURES, run_version
+
+GM = FIXTURES / "gpumode" / "pmpp_v2"
+
+
+def test_a_problem_becomes_a_workspace_with_its_specs_and_tolerance(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(GM / "grayscale_py")]) == 0
+    said = capsys.readouterr().out
+    for name in ("reference.py", "task.py", "utils.py", "task.yml"):
+        assert (ws / "problem" / name).is_file()
+    assert (ws / "kernels" / "v0.py").read_text() == (GM / "grayscale_py" / "submission.py").read_text()
+    target = yaml.safe_load((ws / "target.yaml").read_text())
+    assert target["configs"][0] == {"size": 512} and len(target["configs"]) == 6  # benchmarks, seeds dropped
+    assert target["cpu_configs"] == [{"size": 128}, {"size": 256}, {"size": 512}]  # tests
+    assert target["tolerances"]["default"] == {"rtol": 1e-4, "atol": 1e-4}  # make_match_reference(rtol=, atol=)
+    assert target["tolerances"]["float16"]["rtol"] == 1e-3  # one rounding of a half-precision output
+    assert "classes by ['size']" in said and "make_match_reference's: rtol 0.0001, atol 0.0001" in said
+
+
+def test_the_data_is_named_by_position_and_the_output_is_the_buffer_ref_kernel_writes(tmp_path):
+    gw.init(tmp_path / "ws", GM / "vectoradd_py")
+    p = Problem(tmp_path / "ws" / "problem")
+    with torch.device("cpu"):
+        got = p.setup(7, size=64)
+        again = p.setup(7, size=64)
+    a = got["inputs"]
+    assert list(a) == ["data0", "data1", "data2"] and got["outputs"] == ["data2"]
+    assert a["data0"].dtype == torch.float16 and a["data0"].device.type == "cpu"  # "cuda" in the file
+    assert torch.equal(a["data0"], again["inputs"]["data0"])  # the seed decides the draw
+    assert torch.equal(p.reference(**a), a["data0"] + a["data1"])
+    with on_the_harness_device():
+        assert torch.cuda.is_available() or torch.Generator(device="cuda").device.type == "cpu"
+
+
+@pytest.mark.parametrize("version", ["submission", "triton"])
+def test_its_submission_and_a_triton_custom_kernel_pass_the_gate_on_the_cpu(tmp_path, run_params, version):
+    ws = tmp_path / "ws"
+    gw.init(ws, GM / "vectoradd_py")
+    kernel = ws / "kernels" / "v0.py"
+    if version == "triton":
+        kernel = ws / "kernels" / "v1.py"
+        shutil.copyfile(GM / "vectoradd_py" / "solutions" / "submission_triton.py", kernel)
+    corr, df, _ = run_version(ws, kernel, {**run_params, "device": "cpu"}, tmp_path / "out")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
+
+
+def test_a_custom_kernel_that_skips_the_output_is_incorrect(tmp_path, run_params):
+    ws = tmp_path / "ws"
+    gw.init(ws, GM / "vectoradd_py")
+    (ws / "kernels" / "v1.py").write_text("def custom_kernel(data):\n    A, B, C = data\n    return C\n")
+    corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "out")
+    assert corr["status"] == "incorrect" and "NaN" in corr["error"], corr["error"]
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda d: (d / "task.yml").write_text("files: []\ntests: []\n"), "no benchmarks"),
+        (lambda d: (d / "submission.py").unlink(), "submission.py: missing"),
+        (lambda d: (d / "task.yml").write_text("tests: [unclosed\n"), "not a readable task.yml"),
+        (lambda d: (d / "task.yml").write_text("- a list\n"), "not a readable task.yml"),
+    ],
+)
+def test_what_cannot_be_mapped_is_one_line_and_leaves_nothing(tmp_path, capsys, change, words):
+    src = tmp_path / "pmpp_v2"
+    shutil.copytree(GM, src)
+    change(src / "vectoradd_py")
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src / "vectoradd_py")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and words in err, err
+    assert not (tmp_path / "ws").exists() and not list(tmp_path.glob(".ws*"))
+
+
+def test_the_fixtures_are_from_the_mit_licensed_commit():
+    assert "fec6e3c" in (FIXTURES / "gpumode" / "SOURCE.md").read_text()
+    assert (FIXTURES / "gpumode" / "LICENSE").read_text().startswith("MIT License")
+    with pytest.raises(ProblemError, match="no reference.py"):
+        Problem(FIXTURES / "gpumode").mod  # noqa: B018 - a folder that is no problem
