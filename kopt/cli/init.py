@@ -1,20 +1,31 @@
-"""kopt init DIR [--kernelbench FILE | --gpumode PROBLEM_DIR | --repo PATH --command CMD]: a workspace from what the user
-has, or one to edit (kopt.formats)."""
+"""kopt init DIR [--kernelbench FILE | --gpumode PROBLEM_DIR | --repo PATH --command CMD]: a
+workspace from what the user has, or one to edit (kopt.formats), checked by the workspace loader
+before it is written: what the graph will read."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 
+def _loads(folder: Path) -> None:
+    from kopt.workspace.target import WorkspaceError, load_workspace
+
+    try:
+        load_workspace(folder)
+    except WorkspaceError as e:
+        raise ValueError(f"the workspace kopt init made is refused ({e}); nothing was written") from None
+
+
 def cmd_init(a) -> int:
+    dest = Path(a.dir)
     if a.kernelbench:
         from kopt.formats import kernelbench_workspace
 
-        lines = kernelbench_workspace.init(Path(a.dir), Path(a.kernelbench))
+        lines = kernelbench_workspace.init(dest, Path(a.kernelbench), check=_loads)
     elif a.gpumode:
         from kopt.formats import gpumode_workspace
 
-        lines = gpumode_workspace.init(Path(a.dir), Path(a.gpumode))
+        lines = gpumode_workspace.init(dest, Path(a.gpumode), check=_loads)
     elif a.repo:
         from kopt.formats import repository
 
@@ -22,12 +33,12 @@ def cmd_init(a) -> int:
             raise repository.RepositoryError("kopt init --repo: name the benchmark command with --command")
         class_by = a.class_by.split(",") if a.class_by else None
         lines = repository.init(
-            Path(a.dir), Path(a.repo), a.command, csv_glob=a.csv, time_column=a.time_column, class_by=class_by
+            dest, Path(a.repo), a.command, csv_glob=a.csv, time_column=a.time_column, class_by=class_by, check=_loads
         )
     else:
         from kopt.formats import skeleton
 
-        lines = skeleton.init(Path(a.dir))
+        lines = skeleton.init(dest, check=_loads)
     for line in lines:
         print(line)
     return 0

@@ -16,8 +16,9 @@ the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module
 
 A version defining ``custom_kernel(data)`` (a submission, as it is) gets the same packed data and
 returns the output, as gpu-mode's ``eval.py`` calls it. Where there is no GPU (the interpreter's
-runs), the problem's ``device="cuda"`` and ``torch.Generator(device="cuda")`` make tensors on
-torch's default device instead (``on_the_harness_device``).
+runs), the problem's ``device="cuda"``, ``.cuda()``, ``.to("cuda")`` and
+``torch.Generator(device="cuda")`` make tensors on torch's default device instead
+(``on_the_harness_device``).
 """
 
 from __future__ import annotations
@@ -71,11 +72,19 @@ def load_reference(folder: Path):
     return mod
 
 
+def _cuda(x) -> bool:
+    return (isinstance(x, str) and x.startswith("cuda")) or (isinstance(x, torch.device) and x.type == "cuda")
+
+
 class _CudaToDefault(TorchFunctionMode):
+    """``device="cuda"`` (factories) and ``.to("cuda")`` made on torch's default device."""
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
-        if str(kwargs.get("device", "")).startswith("cuda"):
+        if _cuda(kwargs.get("device")):
             kwargs["device"] = torch.get_default_device()
+        if func is torch.Tensor.to:
+            args = tuple(torch.get_default_device() if _cuda(a) else a for a in args)
         return func(*args, **kwargs)
 
 
@@ -86,10 +95,12 @@ def on_the_harness_device():
     if torch.cuda.is_available():
         yield
         return
+    from kopt.formats.kernelbench import on_the_harness_device as cuda_calls_moved
+
     real = torch.Generator
     torch.Generator = lambda device=None: real(device=torch.get_default_device())  # noqa: ARG005
     try:
-        with _CudaToDefault():
+        with _CudaToDefault(), cuda_calls_moved():
             yield
     finally:
         torch.Generator = real
@@ -118,21 +129,30 @@ class Problem:
             data = self.mod.generate_input(**spec, seed=seed)
         items = list(data) if isinstance(data, (tuple, list)) else [data]
         inputs = {f"{DATA}{i}": v for i, v in enumerate(items)}
-        key = tuple(sorted(spec.items()))
+        key = repr(sorted(spec.items()))  # values may be lists
         if key not in self._outputs:
             self._outputs[key] = self._output_names(inputs)
         return {"inputs": inputs, "outputs": self._outputs[key]}
 
     def _output_names(self, inputs: dict) -> list[str]:
-        """The element ``ref_kernel`` writes and returns (by identity), else ``out`` (a new tensor)."""
+        """The element ``ref_kernel`` writes and returns (by identity); where it returns a new
+        tensor, the last element of that shape and dtype (the problem's output buffer, made with
+        torch.empty and left unread: the kernels' output lands there); else ``out``."""
         copies = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
         ret = self.mod.ref_kernel(pack(copies))
         mine = [k for k, v in copies.items() if v is ret]
         if mine:
             return mine
         if not isinstance(ret, torch.Tensor):
-            raise ProblemError(f"{self.folder / 'reference.py'}: ref_kernel returns {type(ret).__name__}, not a tensor")
-        return ["out"]
+            raise ProblemError(
+                f"{self.folder / 'reference.py'}: ref_kernel returns {type(ret).__name__}, not a tensor "
+                "(one output: kernel-opt takes gpu-mode problems with one output tensor)"
+            )
+        alike = [
+            k for k, v in copies.items()
+            if isinstance(v, torch.Tensor) and v.shape == ret.shape and v.dtype == ret.dtype and k != f"{DATA}0"
+        ]  # fmt: skip
+        return alike[-1:] or ["out"]
 
     def reference(self, **inputs):
         """``ref_kernel`` on the inputs packed as gpu-mode's data; the output it returns."""
@@ -165,11 +185,29 @@ def tolerance(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
         ),
         None,
     )
-    if call is None:
-        return {"atol": 0.0, "rtol": 0.0}, "check_implementation is the problem's own: exact"
+    where = "make_match_reference's"
+    if call is None:  # a check of its own: the tolerance its calls name, else their defaults
+        call = _own_check_call(reference_py)
+        if call is None:
+            return {"atol": 0.0, "rtol": 0.0}, "check_implementation compares for equality: exact"
+        where = f"check_implementation's {getattr(call.func, 'id', getattr(call.func, 'attr', 'call'))}"
     tol = _defaults(utils_py)
-    tol.update({k.arg: float(ast.literal_eval(k.value)) for k in call.keywords if k.arg in ("atol", "rtol")})
-    return tol, f"make_match_reference's: rtol {tol['rtol']:g}, atol {tol['atol']:g}"
+    try:
+        tol.update({k.arg: float(ast.literal_eval(k.value)) for k in call.keywords if k.arg in ("atol", "rtol")})
+    except (ValueError, TypeError):
+        raise ProblemError(f"{reference_py}: {where} tolerance is not a number kopt can read") from None
+    return tol, f"{where}: rtol {tol['rtol']:g}, atol {tol['atol']:g}"
+
+
+def _own_check_call(reference_py: Path):
+    """In a ``check_implementation`` of the problem's own, its comparison call (naming rtol/atol,
+    or a match_reference/allclose without them); None when it compares for equality."""
+    tree = ast.parse(reference_py.read_text())
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "check_implementation"), None)
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)] if fn else []
+    named = [c for c in calls if any(k.arg in ("atol", "rtol") for k in c.keywords)]
+    close = [c for c in calls if "close" in ast.unparse(c.func) or "match_reference" in ast.unparse(c.func)]
+    return (named or close or [None])[0]
 
 
 def _defaults(utils_py: Path) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from kopt.formats import staged
-from kopt.formats.gpumode import ProblemError, tolerances
+from kopt.formats.gpumode import ProblemError, load_reference, tolerances
 
 REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
 holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
@@ -40,10 +40,43 @@ target_class: all
 
 
 def _specs(task: dict, key: str, source: Path) -> list[dict]:
-    specs = [{k: v for k, v in s.items() if k != "seed"} for s in task.get(key) or []]
+    """task.yml's ``key`` specs without their seeds, each once (seeds were all that told some apart)."""
+    specs = []
+    for s in task.get(key) or []:
+        spec = {k: v for k, v in (s or {}).items() if k != "seed"} if isinstance(s, dict) else None
+        if spec not in specs:
+            specs.append(spec)
     if not specs or not all(specs):
         raise ProblemError(f"{source}: no {key} (each a spec of generate_input's arguments and a seed)")
+    if len({tuple(sp) for sp in specs}) > 1:
+        raise ProblemError(f"{source}: its {key} name different arguments; kernel-opt's configs share their columns")
+    bad = [k for k, v in specs[0].items() if not isinstance(v, (int, float, str, bool))]
+    if bad:
+        raise ProblemError(f"{source}: {key} argument {bad[0]!r} is not a number or a word (a config's column)")
     return specs
+
+
+def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
+    """The problem's reference loads, its generate_input takes the specs' arguments and a seed, and
+    its submission defines custom_kernel: else one line, before anything is written."""
+    import ast
+    import inspect
+
+    mod = load_reference(folder)
+    params = inspect.signature(mod.generate_input).parameters
+    wanted = [*configs[0], "seed"]
+    missing = [k for k in wanted if k not in params]
+    extra = [
+        k for k, p in params.items() if k not in wanted and p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
+    if missing or extra:
+        raise ProblemError(
+            f"{folder / 'reference.py'}: generate_input{inspect.signature(mod.generate_input)} does not take "
+            f"task.yml's arguments {wanted}"
+        )
+    tree = ast.parse(submission.read_text())
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "custom_kernel" for n in ast.walk(tree)):
+        raise ProblemError(f"{submission}: defines no custom_kernel(data)")
 
 
 def _class_by(configs: list[dict]) -> list[str]:
@@ -70,7 +103,7 @@ def _files(task: dict, folder: Path) -> dict[str, Path]:
     return out
 
 
-def init(dest: Path, folder: Path) -> list[str]:
+def init(dest: Path, folder: Path, check=None) -> list[str]:
     """The workspace at ``dest`` (absent or empty); what it inferred, as lines."""
     folder = folder.resolve()
     task_yml = folder / "task.yml"
@@ -86,7 +119,7 @@ def init(dest: Path, folder: Path) -> list[str]:
     if not submission.is_file():
         raise ProblemError(f"{submission}: missing (v0 is the problem's own submission)")
     tols, how = tolerances(files["reference.py"], files.get("utils.py", folder / "utils.py"))
-    with staged(dest) as staging:
+    with staged(dest, check) as staging:
         (staging / "problem").mkdir()
         for name, src in files.items():
             shutil.copyfile(src, staging / "problem" / name)
@@ -108,6 +141,7 @@ def init(dest: Path, folder: Path) -> list[str]:
             f"# fresh ones). tolerances: {how}.\n"
         )
         (staging / "target.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False))
+        _check_problem(staging / "problem", configs, submission)
     return [
         f"{dest}: gpu-mode problem {folder.name} ({', '.join(sorted(files))} in problem/)",
         f"  GPU configs (benchmarks): {len(configs)}; CPU configs (tests): {len(small)}; classes by {doc['class_by']}",

@@ -63,7 +63,7 @@ def on_the_harness_device():
 def said_cuda_on_the_interpreter():
     """In Triton's CPU interpreter, tensors say ``is_cuda`` (KernelBench's solutions assert it, and
     the interpreter runs their kernels on the CPU); elsewhere nothing changes."""
-    if os.environ.get("TRITON_INTERPRET") != "1":
+    if os.environ.get("TRITON_INTERPRET") != "1" or "is_cuda" in vars(torch.Tensor):  # or already said
         yield
         return
     torch.Tensor.is_cuda = property(lambda self: True)

@@ -136,12 +136,12 @@ def target_doc(name: str, source: Path, sizes: dict, small: dict) -> str:
     return head + yaml.safe_dump(doc, sort_keys=False)
 
 
-def init(dest: Path, source: Path) -> list[str]:
+def init(dest: Path, source: Path, check=None) -> list[str]:
     """The workspace at ``dest`` (which must not exist, or be empty); what it inferred, as lines."""
     if dest.exists() and any(dest.iterdir()):  # before the problem file runs
         raise ProblemError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
     sizes = sizes_of(run_file(source))
-    with staged(dest) as staging:
+    with staged(dest, check) as staging:
         shutil.copyfile(source, staging / "problem.py")
         problem = Problem(staging / "problem.py")
         try:

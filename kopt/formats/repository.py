@@ -12,7 +12,9 @@ What it cannot infer is one line naming the repository, the command or the file.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -64,6 +66,10 @@ def run_once(repo: Path, command: str, csv_glob: str | None) -> Path:
         tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["(no output)"]
         raise RepositoryError(f"{command!r} in {repo} exited with code {out.returncode}: {tail[0][:300]}")
     if csv_glob:
+        if os.path.isabs(csv_glob):
+            raise RepositoryError(
+                f"--csv {csv_glob}: a glob inside the repository (relative), where each worktree has it"
+            )
         found = sorted(repo.glob(csv_glob), key=lambda p: p.stat().st_mtime)
         if not found:
             raise RepositoryError(f"{command!r} in {repo}: no file matches --csv {csv_glob!r} after it ran")
@@ -77,13 +83,13 @@ def run_once(repo: Path, command: str, csv_glob: str | None) -> Path:
 
 def columns(table: pd.DataFrame, source: Path, time_column: str | None, class_by: list[str] | None) -> dict:
     """The error, time and config columns of the command's CSV, and the classes."""
-    cols = list(table.columns)
+    cols = [c for c in table.columns if not str(c).startswith("Unnamed:")]  # a pandas index, not a column
     errors = [c for c in cols if c.startswith("err_")]
     times = [c for c in cols if c.startswith("us_")]
     if not errors:
         raise RepositoryError(f"{source}: no err_* column (the error of each config, 0 when it is right)")
     if time_column is None:
-        mine = [c for c in times if not any(w in c[3:].lower() for w in REFERENCE_WORDS)]
+        mine = [c for c in times if not set(re.split(r"[_\W]+", c[3:].lower())) & set(REFERENCE_WORDS)]
         if len(mine) != 1:
             raise RepositoryError(
                 f"{source}: {len(mine)} us_* columns that are not a reference's ({', '.join(times) or 'none'}); "
@@ -106,13 +112,26 @@ def columns(table: pd.DataFrame, source: Path, time_column: str | None, class_by
     return {"error_columns": errors, "time_column": time_column, "config_columns": configs, "class_by": class_by}
 
 
+def _tolerance(table: pd.DataFrame, errors: list[str]) -> float:
+    """0 where v0's run had no error; else the power of ten above its largest (say so: edit it)."""
+    worst = float(pd.to_numeric(table[errors].stack(), errors="coerce").abs().max() or 0.0)
+    return 0.0 if not worst or worst != worst else float(10 ** math.ceil(math.log10(worst * 1.0001)))
+
+
+KERNEL_MARKS = ("triton.jit", "__global__", "load_inline")
+
+
 def _script(repo: Path, command: str) -> list[str]:
-    """The command's own files in the repository (its script): fixed at v0's copy."""
+    """The command's own file in the repository (its script, ``python3 bench.py`` or ``./bench.sh``):
+    fixed at v0's copy, unless it holds the kernel too (then every version would run v0's kernel)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return []
-    return [w for w in words[1:] if not os.path.isabs(w) and not w.startswith("-") and (repo / w).is_file()][:1]
+    files = [w for w in words if not os.path.isabs(w) and not w.startswith("-") and (repo / w).is_file()][:1]
+    if files and any(m in (repo / files[0]).read_text(errors="replace") for m in KERNEL_MARKS):
+        return []
+    return [os.path.normpath(f) for f in files]
 
 
 def _language(repo: Path) -> str:
@@ -129,6 +148,7 @@ TARGET_HEAD = """# A kernel inside a git repository, judged at each version's co
 #   command:       run by the shell in each version's worktree; it writes the CSV below
 #   csv:           where that CSV lands (a glob in the worktree)
 #   error_columns: must be 0 (or within error_tolerance) on every row, or the version is incorrect
+#   error_tolerance: 0 where v0's own run had no error, else the power of ten above its largest
 #   time_column:   the kernel's time per config (us); the other us_* columns are not judged
 #   config_columns: the columns that name a config; class_by: the classes, compared each on its own
 #   fixed_paths:   the benchmark's own files, restored from v0 in every version (never the kernel's)
@@ -136,7 +156,9 @@ TARGET_HEAD = """# A kernel inside a git repository, judged at each version's co
 """
 
 
-def init(dest: Path, repo: Path, command: str, *, csv_glob=None, time_column=None, class_by=None) -> list[str]:
+def init(
+    dest: Path, repo: Path, command: str, *, csv_glob=None, time_column=None, class_by=None, check=None
+) -> list[str]:
     """The workspace at ``dest`` (absent or empty): target.yaml and kernels/v0.yaml; what it inferred."""
     if dest.exists() and any(dest.iterdir()):
         raise RepositoryError(f"{dest}: exists and is not empty; kopt init writes a new workspace")
@@ -147,7 +169,8 @@ def init(dest: Path, repo: Path, command: str, *, csv_glob=None, time_column=Non
     dirty = _git(repo, "status", "--porcelain", "--untracked-files=no")
     csv_path = run_once(repo, command, csv_glob)
     try:
-        table = pd.read_csv(csv_path)
+        table = pd.read_csv(csv_path, skipinitialspace=True)
+        table.columns = [str(c).strip() for c in table.columns]
     except (OSError, ValueError) as e:
         raise RepositoryError(f"{csv_path}: not a readable CSV ({e})") from None
     cols = columns(table, csv_path, time_column, class_by)
@@ -159,12 +182,12 @@ def init(dest: Path, repo: Path, command: str, *, csv_glob=None, time_column=Non
         "command": command,
         "csv": csv_glob or str(csv_path.relative_to(repo)),
         **cols,
-        "error_tolerance": 0,
+        "error_tolerance": _tolerance(table, cols["error_columns"]),
         "repeats": 3,
         "fixed_paths": fixed,
         "language": _language(repo),
     }
-    with staged(dest) as staging:
+    with staged(dest, check) as staging:
         (staging / "target.yaml").write_text(TARGET_HEAD + yaml.safe_dump(doc, sort_keys=False))
         (staging / "kernels" / "v0.yaml").write_text(f"commit: {head}\n")
     lines = [
@@ -172,6 +195,7 @@ def init(dest: Path, repo: Path, command: str, *, csv_glob=None, time_column=Non
         f"  errors: {', '.join(cols['error_columns'])}; time: {cols['time_column']}; configs: "
         f"{', '.join(cols['config_columns'])}; classes by {', '.join(cols['class_by'])}",
         f"  v0: commit {head[:12]}; fixed at v0 in every version: {', '.join(fixed) or 'nothing (add the benchmark files)'}",
+        f"  error tolerance: {doc['error_tolerance']:g} (v0's run: {'no error' if not doc['error_tolerance'] else 'errors below it'})",
     ]
     if dirty:
         lines.append("  note: the repository has uncommitted changes; v0 is the commit, without them")

@@ -12,9 +12,9 @@ from pathlib import Path
 from kopt.formats import staged
 
 
-def init(dest: Path) -> list[str]:
+def init(dest: Path, check=None) -> list[str]:
     """The workspace at ``dest`` (absent or empty); what it holds, as lines."""
-    with staged(dest) as staging, resources.as_file(resources.files("kopt.formats") / "template") as src:
+    with staged(dest, check) as staging, resources.as_file(resources.files("kopt.formats") / "template") as src:
         shutil.copytree(src, staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     return [
         f"{dest}: a float32 vector add to edit: ref.py (setup, reference), kernels/v0.py (Triton run_kernel), "

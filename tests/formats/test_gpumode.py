@@ -94,3 +94,55 @@ def test_the_fixtures_are_from_the_mit_licensed_commit():
     assert (FIXTURES / "gpumode" / "LICENSE").read_text().startswith("MIT License")
     with pytest.raises(ProblemError, match="no reference.py"):
         Problem(FIXTURES / "gpumode").mod  # noqa: B018 - a folder that is no problem
+
+
+OWN = """import torch
+from utils import verbose_allclose
+
+
+def ref_kernel(data):
+    x, out = data
+    return x.sum()
+
+
+def generate_input(size: int, seed: int):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    x = torch.rand(size, device="cuda", generator=gen).to("cuda")
+    return x, torch.empty((), device="cuda").cuda()
+
+
+def check_implementation(data, output):
+    return verbose_allclose(output, ref_kernel(data), rtol=2e-5, atol=1e-6), ""
+"""
+
+
+def test_a_new_output_tensor_lands_in_the_problems_own_buffer_and_its_own_check_gives_the_tolerance(tmp_path):
+    """vectorsum's shape: ref_kernel returns a new tensor, generate_input also makes an empty
+    buffer of its shape (the kernels' output goes there, it is not an input); its own
+    check_implementation names its tolerance; seeds alone told two specs apart."""
+    src = tmp_path / "sum_py"
+    src.mkdir()
+    (src / "reference.py").write_text(OWN)
+    shutil.copyfile(GM / "utils.py", tmp_path / "utils.py")
+    (src / "submission.py").write_text("def custom_kernel(data):\n    return data[0].sum()\n")
+    files = '[{"name": "reference.py", "source": "reference.py"}, {"name": "utils.py", "source": "../utils.py"}]'
+    (src / "task.yml").write_text(
+        f"files: {files}\ntests: [{{size: 64, seed: 1}}, {{size: 64, seed: 2}}]\nbenchmarks: [{{size: 4096, seed: 3}}]\n"
+    )
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    target = yaml.safe_load((ws / "target.yaml").read_text())
+    assert target["cpu_configs"] == [{"size": 64}] and target["tolerances"]["default"] == {"rtol": 2e-5, "atol": 1e-6}
+    with torch.device("cpu"):
+        got = Problem(ws / "problem").setup(5, size=64)
+    assert got["outputs"] == ["data1"]  # not an input that differs from draw to draw
+
+
+def test_a_spec_that_generate_input_does_not_take_is_one_line(tmp_path, capsys):
+    src = tmp_path / "pmpp_v2"
+    shutil.copytree(GM, src)
+    yml = src / "vectoradd_py" / "task.yml"
+    yml.write_text(yml.read_text().replace('{"size": 1024, "seed": 31232}', '{"size": 1024, "rows": 3, "seed": 31232}'))
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src / "vectoradd_py")]) == 2
+    assert "name different arguments" in capsys.readouterr().err

@@ -152,4 +152,5 @@ def test_kernelbenchs_own_example_and_its_triton_solution_run_through_the_graph_
     res = dst / "results"
     corr = [json.loads((res / v / "correctness.json").read_text()) for v in ("v0", "v1")]
     assert [c["status"] for c in corr] == ["pass", "pass"], [c.get("error") for c in corr]
-    assert json.loads((res / "v1" / "compare.json").read_text())["decision"]
+    # the interpreter runs the Triton add far slower than torch's: a discard (labelled, not evidence)
+    assert json.loads((res / "v1" / "compare.json").read_text())["decision"] == "discard"

@@ -110,3 +110,28 @@ def test_kopt_init_alone_writes_a_workspace_to_edit_whose_v0_passes_on_the_cpu(t
     assert corr["status"] == "pass" and (df["status"] == "ok").all(), corr
     assert [p.name for p in solve_params(ws / "kernels" / "v1.cu.example")] == ["x", "y", "out", "n"]
     assert main(["init", str(ws)]) == 2  # not over a workspace
+
+
+def test_the_columns_of_a_csv_as_people_write_them(tmp_path, repo):
+    """Spaces after the commas, a pandas index column, a time column whose name merely contains
+    a reference's word, errors that are not 0 in v0's own run, and a shell script as the command."""
+    (repo / "bench.sh").write_text(
+        "mkdir -p out; printf ',size, err_max, us_prefill, us_torch\\n0,1024, 3e-07, 12.5, 20\\n1,2048, 0, 22, 40\\n'"
+        " > out/r.csv\n"
+    )
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "a shell benchmark")
+    rp.init(tmp_path / "ws", repo, "sh ./bench.sh")
+    target = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())
+    assert target["error_columns"] == ["err_max"] and target["time_column"] == "us_prefill"
+    assert target["config_columns"] == ["size"] and target["error_tolerance"] == 1e-6
+    assert target["fixed_paths"] == ["bench.sh"]
+    with pytest.raises(rp.RepositoryError, match="a glob inside the repository"):
+        rp.init(tmp_path / "ws2", repo, "sh ./bench.sh", csv_glob="/tmp/x.csv")
+
+
+def test_a_command_whose_script_holds_the_kernel_fixes_nothing(tmp_path, repo):
+    (repo / "bench.py").write_text(BENCH + "\nimport triton\n\n@triton.jit\ndef k(x):\n    pass\n")
+    _git(repo, "commit", "-qam", "the kernel inside the benchmark")
+    rp.init(tmp_path / "ws", repo, "python3 bench.py")
+    assert yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["fixed_paths"] == []

@@ -40,7 +40,10 @@ def test_each_version_is_built_at_its_commit_and_passes_the_benchmarks_check(pro
     assert list(bench["N"]) == [256, 256, 4096, 4096] and set(bench["method"]) == {"cpu-command"}
     assert (bench["median_us"] > 0).all()  # the interpreter's times: labelled, not evidence
     decisions = [json.loads((res / v / "compare.json").read_text())["decision"] for v in ("v0", "v1", "v2")]
-    assert decisions[0] == "baseline" and all(d for d in decisions[1:])
+    # one pass reads each row once: faster in the interpreter too (labelled, not evidence); v2 either way
+    assert decisions[:2] == ["baseline", "keep"] and decisions[2] in ("keep", "discard", "tie", "split-recommended"), (
+        decisions
+    )
     assert "| commit |" in (res / "performance.md").read_text()
 
 
@@ -51,4 +54,4 @@ def test_kopt_init_writes_the_examples_target_from_one_run_of_its_command(projec
     kept = yaml.safe_load((ROOT / "examples" / "repo_softmax" / "target.yaml").read_text())
     same = ("kind", "command", "csv", "error_columns", "time_column", "config_columns", "class_by", "fixed_paths")
     assert {k: made[k] for k in same} == {k: kept[k] for k in same}
-    assert made["language"] == "triton"
+    assert made["language"] == "triton" and 0 < made["error_tolerance"] <= kept["error_tolerance"]  # v0's errors
