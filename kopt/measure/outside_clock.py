@@ -29,8 +29,9 @@ What the total holds besides the calls: what the kernel launches at import or on
 choice is reused). A torch baseline (the reference's own code, trusted, not under test) gets
 BASELINE_WARMUP calls first, and Nsight Compute times only the launches inside the NVTX range of
 its counted calls (torch.compile's first calls compile and record graphs). What it lacks: what
-Nsight Compute does not see (copies, memsets, host work, a process it does not follow, work after
-the kernel stops the profiler through the CUDA API); the judge's own wall time per call here
+Nsight Compute does not see (copies, memsets, host work, a process it does not follow); the
+kernel's cudaProfilerStop is ignored (kopt.profilers.ncu.IGNORE_STOP: on the H100 it hid launches
+from the clock until then); the judge's own wall time per call here
 bounds that (kopt.loop.decide).
 
 The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order.

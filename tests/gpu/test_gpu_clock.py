@@ -115,3 +115,23 @@ def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log
     comps = _fold(workspace, [honest[0], ("v2", *cheat)])
     print(comps[1]["decision"], comps[1]["reason"], comps[1]["detail"])
     assert comps[1]["decision"] != "keep", comps[1]
+
+
+def test_launches_made_with_the_profiler_stopped_still_count(workspace, honest, tmp_path, attack_log):
+    """Half the rows launched between cudaProfilerStop and cudaProfilerStart: the clock's Nsight
+    Compute ignores both (--disable-profiler-start-stop), so it records both launches of every call
+    and the GPU time does not fall; before that option, only the first launch counted (H100) and
+    the version was kept as 2x faster."""
+    cheat = run_version(workspace, ATTACKS / "stops_the_profiler.py", PARAMS, tmp_path)
+    _show(cheat[1])
+    assert attack_log.is_file(), "the attack never ran"
+    assert cheat[0]["status"] == "pass" and (cheat[1]["status"] == "ok").all(), cheat[1]["error"].tolist()
+    assert (cheat[1]["gpu_launches"] == 2).all(), cheat[1]["gpu_launches"].tolist()
+    honest_us = honest[0][2].set_index("config_key")["gpu_us"]
+    cheat_us = cheat[1].set_index("config_key")["gpu_us"]
+    long_key = next(k for k in cheat_us.index if "4096" in k)
+    assert cheat_us[long_key] >= 0.9 * honest_us[long_key], (cheat_us[long_key], honest_us[long_key])
+    comps = _fold(workspace, [honest[0], ("v2", *cheat)])
+    print(comps[1]["decision"], comps[1]["reason"])
+    assert comps[1]["decision"] != "keep", comps[1]
+

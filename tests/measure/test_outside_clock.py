@@ -145,6 +145,9 @@ def test_the_clock_times_every_launch_and_only_a_trusted_baselines_ranged_calls(
     assert cmd[cmd.index("--metrics") : cmd.index("--metrics") + 2] == ["--metrics", "gpu__time_duration.sum"]
     ranged = ncu.clock_command("ncu", "/x/clock.csv", oc.BASELINE_RANGE)
     assert ranged[ranged.index("--nvtx-include") + 1] == "kopt-clock/"
+    # a kernel's cudaProfilerStop hid its launches from these commands (H100, stops_the_profiler.py)
+    for c in (cmd, ranged, ncu.timing_command("ncu", "/x/t.csv", "k"), ncu.command("ncu", "/x/p.csv")):
+        assert "--disable-profiler-start-stop" in c
 
 
 def test_a_record_of_the_softmax_example_on_the_h100_decides():
