@@ -250,6 +250,20 @@ def _clock_context() -> None:
 
     torch.empty(1, device="cuda")  # the context and the allocator: no kernel launch
     torch.cuda.synchronize()
+    _triton_ready()
+
+
+def _triton_ready() -> None:
+    """Triton's compiler modules imported and its driver's utilities loaded (from the version's
+    cache), as the first call of a Triton kernel would: no launch, so all the clock's processes do
+    it at once, before their turn; nothing where Triton is not installed."""
+    with contextlib.suppress(Exception):
+        import triton.compiler.compiler  # noqa: F401 - imported by a first call otherwise
+        from triton.runtime import driver
+
+        device = driver.active.get_current_device()
+        driver.active.get_current_stream(device)
+        driver.active.utils  # noqa: B018 - loads (or builds once per cache) its helper library
 
 
 def _warm_up(range_name: str) -> None:

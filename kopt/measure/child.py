@@ -116,10 +116,16 @@ def _check(req: dict):
     return lambda ref, proc, it, device: check_config(ref, proc, it, seeds=req["seeds"], device=device, opts=_opts(req))
 
 
-def _time(req: dict):
+def _time(req: dict, progress: Progress | None = None):
+    """Each config's timing; ``progress``: its steps marked in the timeline (where the time goes)."""
     from kopt.measure.timing import bench_config
 
-    return lambda ref, proc, it, device: bench_config(ref, proc, it, device=device, opts=_opts(req))
+    def mark(key: str):
+        return (lambda step: progress.start(f"config {key}: {step}")) if progress else None
+
+    return lambda ref, proc, it, device: bench_config(
+        ref, proc, it, device=device, opts=_opts(req), mark=mark(it["key"])
+    )
 
 
 def task_correctness(req: dict, progress: Progress, proc) -> dict:
@@ -146,7 +152,8 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
         progress.phase("bench", checked["env"])
         if clock:
             clock.warm_up(go=lambda p: _go(req, prepared[0], p))
-        time_it = _time({**req, "opts": _second_clock_opts(req["opts"])} if clock else req)
+        baseline = req["kernel"].startswith("torch:")
+        time_it = _time({**req, "opts": _second_clock_opts(req["opts"], baseline)} if clock else req, progress)
         bench = _per_config(req, progress, time_it, prepared, checked["env"])
         if clock:
             progress.phase("clock")  # then "clock <config>" per config, "clock records" (the timeline)
@@ -174,14 +181,19 @@ def _clock_processes(req: dict, device: str):
 CHECK_EVERY = 4  # where Nsight Compute decides: every 4th in-process timed call is checked
 
 
-def _second_clock_opts(opts: dict) -> dict:
-    """Where Nsight Compute's clock decides, the in-process clocks are second clocks, held to it
-    within 5% (kopt.measure.outside_clock.second_clocks): their least sample counts do, and every
+def _second_clock_opts(opts: dict, baseline: bool) -> dict:
+    """Where Nsight Compute's clock decides, the CUDA events are the in-process clock, held to it
+    within 5% (kopt.measure.outside_clock.second_clocks): their least sample count does, and every
     CHECK_EVERY-th of their timed calls is checked (the first always; the clock's calls all are: an
-    in-process call that skipped work could only read less than the GPU showed, which fails)."""
+    in-process call that skipped work could only read less than the GPU showed, which fails).
+    torch.profiler's in-process trace is not taken for a kernel under test: Nsight Compute counts
+    every launch on every stream, which the trace's hidden-stream check was for, and the trace's
+    first session in a process cost 4.8-6.2 s of one version's 34-36 s on the H100
+    (docs/runs/h100-clock/12-marks/); a torch baseline keeps it (its figures stand where the clock
+    cannot time it)."""
     return {
         **opts, "max_samples": opts["min_samples"], "profile_calls": opts.get("min_profile_calls", 16),
-        "check_every": CHECK_EVERY,
+        "check_every": CHECK_EVERY, "in_process_profiler": baseline,
     }  # fmt: skip
 
 
@@ -227,6 +239,7 @@ def task_profile(req: dict, progress: Progress, proc) -> dict:
     from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls
 
     device, ref, proc = _prepare(req, progress, proc)
+    progress.start("environment")  # the timeline: the kernel imported by now
     raw = Path(req["raw_dir"])
     raw.mkdir(parents=True, exist_ok=True)
     items = largest_per_class(ref, req["configs_by_device"][device])

@@ -220,7 +220,7 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda n
     for i in range(BASELINE_WARMUP if baseline else 0):
         _call(trial, flush, f"config {item['key']}, clock warm-up call {i}")
     ranged = {"nvtx": [BASELINE_RANGE]} if baseline else {}
-    n = whole_cycles(trial, int(opts.get("clock_calls", 30)))
+    n = whole_cycles(trial, int(opts.get("clock_calls", 16)))
     mark(f"clock {item['key']}: first call")
     out = [_call(trial, flush, f"config {item['key']}, clocked call 0", **ranged)]
     mark(f"clock {item['key']}: calls")

@@ -248,14 +248,17 @@ def _null_event_us(proc: KernelProcess) -> float:
         raise KernelFault(f"the timer's floor: {e}") from None
 
 
-def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dict) -> dict:
+def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dict, mark=None) -> dict:
     """One config's benchmark record: warm-up, the timed samples, on a GPU the clock and the
-    profiler's cross-check, and the rates of the median."""
+    profiler's cross-check, and the rates of the median. ``mark(step)``: the timeline's marks."""
+    mark = mark or (lambda step: None)
     pool_sets = int(opts.get("pool_sets", 8))
     trial = Trial(ref, proc, item, device=device, opts=opts, phase="bench", max_sets=pool_sets)
     lab = CallPlan(device, bool(opts.get("flush_l2", True)))
     clocks: list[int] = []
+    mark("warm-up")
     cap = _sample_count(trial, lab, opts, item["key"])
+    mark("samples")
     samples = _samples(trial, lab, cap, item["key"], clocks, opts)
     rec = {
         "config": item["config"],
@@ -267,6 +270,8 @@ def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dic
     }
     if device == "cuda":
         rec.update(_clock_record(clocks))
+    if device == "cuda" and opts.get("in_process_profiler", True):  # not where Nsight Compute decides
+        mark("profiler")
         rec.update(_profiler_record(trial, lab, opts, rec))
     rec["inputs"]["pool"] = trial.pool.record()  # after every draw
     rec.update(_rates(ref, item["config"], rec["median_us"]))

@@ -25,9 +25,9 @@ NOTE_CPU = "cpu-interpreter figures are Triton-interpreter timings on the CPU: n
 CLOCKS = {
     "ncu": (
         "ncu: the GPU time of every launch, recorded by Nsight Compute outside the kernel's process and read by "
-        "the judge (kopt.measure.outside_clock), decides (gpu_us); the CUDA events and torch.profiler, recorded in "
-        "the kernel's process, are second clocks held to it; the judge's own wall time per call (wall_us) bounds "
-        "work Nsight Compute does not see (copies, memsets, host work)"
+        "the judge (kopt.measure.outside_clock), decides (gpu_us); the CUDA events, recorded in the kernel's "
+        "process, are the second clock held to it (torch.profiler's trace too for a torch baseline); the judge's "
+        "own wall time per call (wall_us) bounds work Nsight Compute does not see (copies, memsets, host work)"
     ),
     "in-process": (
         "in-process: no Nsight Compute record; the CUDA events and torch.profiler's GPU time were recorded in the "

@@ -11,14 +11,20 @@ def test_work_on_a_hidden_stream_never_looks_faster(tiny, tmp_path, run_params):
     assert corr["status"] == "pass"  # correct outputs: only the timing could be dishonest
     print(df[["config_key", "status", "median_us", "profiler_us", "error"]].to_string())
     print("honest:", honest[["config_key", "median_us", "profiler_us"]].to_string())
-    if (df["status"] == "failed").all():
-        assert "a stream the timer does not see" in str(df["error"].iloc[0])
+    if (df["status"] == "failed").all():  # torch.profiler's trace in-process, or Nsight Compute's launches
+        error = str(df["error"].iloc[0])
+        assert "a stream the timer does not see" in error or "reported times the GPU did not show" in error, error
     else:  # the events did bracket the side stream's work: then it must not be faster
         assert (df["median_us"].values >= 0.8 * honest["median_us"].values).all()
 
 
+def in_process(run_params: dict) -> dict:
+    """The in-process clocks decide (as on a GPU without Nsight Compute): torch.profiler's trace is taken."""
+    return {**run_params, "bench": {**run_params["bench"], "clock": "in-process"}}
+
+
 def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params):
-    corr, df, _ = run_version(tiny, Path(tiny) / "kernels" / "v0.py", run_params, tmp_path)
+    corr, df, _ = run_version(tiny, Path(tiny) / "kernels" / "v0.py", in_process(run_params), tmp_path)
     assert corr["device"] == "cuda" and corr["status"] == "pass"
     assert set(df["method"]) == {"cuda-events+l2-flush"}
     assert (df["status"] == "ok").all(), df["error"].tolist()
@@ -31,7 +37,7 @@ def test_honest_kernel_is_timed_with_events_and_flush(tiny, tmp_path, run_params
 
 
 def test_a_kernel_that_behaves_differently_when_profiled_fails(tiny, tmp_path, run_params):
-    corr, df, _ = run_version(tiny, BAD / "knows_when_profiled.py", run_params, tmp_path)
+    corr, df, _ = run_version(tiny, BAD / "knows_when_profiled.py", in_process(run_params), tmp_path)
     assert corr["status"] == "pass"  # correct outputs: only its timing under the profiler differs
     print(df[["config_key", "status", "error"]].to_string())
     assert (df["status"] == "failed").all()

@@ -79,6 +79,7 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         _show(df)
         assert corr["status"] == "pass" and (df["status"] == "ok").all(), df["error"].tolist()
         assert set(df["clock"]) == {"ncu"} and (df["gpu_us"] > 0).all() and (df["gpu_launches"] == 1).all()
+        assert df["profiler_us"].isna().all()  # no in-process trace where Nsight Compute decides
         # the events bracket the launches (and their own pair): not below the GPU's time
         assert (df["median_us"] >= 0.95 * df["gpu_us"] - 2.5).all()
         per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
@@ -134,4 +135,3 @@ def test_launches_made_with_the_profiler_stopped_still_count(workspace, honest, 
     comps = _fold(workspace, [honest[0], ("v2", *cheat)])
     print(comps[1]["decision"], comps[1]["reason"])
     assert comps[1]["decision"] != "keep", comps[1]
-

@@ -26,7 +26,12 @@ def test_the_example_cuda_version_is_checked_and_timed_like_a_triton_one(tiny, t
     assert corr["device"] == "cuda" and corr["status"] == "pass", corr["error"]
     print(df[["config_key", "status", "median_us", "host_us", "profiler_us", "error"]].to_string())
     assert (df["status"] == "ok").all() and set(df["method"]) == {"cuda-events+l2-flush"}
-    assert (df["profiler_us"] <= 1.25 * df["median_us"] + 1).all()
+    assert (gpu_time(df) <= 1.25 * df["median_us"] + 1).all()
+
+
+def gpu_time(df):
+    """The deciding GPU time: Nsight Compute's where it decided, else torch.profiler's."""
+    return df["gpu_us"] if "gpu_us" in df and df["gpu_us"].notna().all() else df["profiler_us"]
 
 
 def test_a_solve_that_synchronises_inside_keeps_its_gpu_time_and_is_marked(tiny, tmp_path, run_params):
@@ -37,13 +42,14 @@ def test_a_solve_that_synchronises_inside_keeps_its_gpu_time_and_is_marked(tiny,
     _, plain = _run(tiny, CUDA / "plain.cu", run_params, tmp_path)
     corr, synced = _run(tiny, CUDA / "sync_inside.cu", run_params, tmp_path)
     assert corr["status"] == "pass"
-    cols = ["config_key", "status", "method", "median_us", "host_us", "profiler_us"]
+    cols = ["config_key", "status", "method", "median_us", "host_us", "profiler_us", "gpu_us"]
     print("plain:\n", plain[cols].to_string(), "\nsync inside:\n", synced[cols].to_string())
     assert (synced["status"] == "ok").all(), synced["error"].tolist()
     assert set(plain["method"]) == {"cuda-events+l2-flush"}
     assert set(synced["method"]) == {"cuda-events+l2-flush+host-bound"}
-    close = abs(synced["profiler_us"].values - plain["profiler_us"].values) <= 0.25 * plain["profiler_us"].values + 2
-    assert close.all() and (synced["median_us"] >= synced["profiler_us"]).all()
+    synced_gpu, plain_gpu = gpu_time(synced).values, gpu_time(plain).values
+    close = abs(synced_gpu - plain_gpu) <= 0.25 * plain_gpu + 2
+    assert close.all() and (synced["median_us"].values >= synced_gpu).all()
 
 
 def test_a_signature_that_does_not_match_setup_fails_naming_the_parameter(tiny, tmp_path, run_params):
