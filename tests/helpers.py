@@ -53,6 +53,11 @@ def run_version(tiny: Path, kernel: Path, params: dict, tmp: Path, hardware_json
     return corr, df, out
 
 
+def gpu_time(df: pd.DataFrame) -> pd.Series:
+    """The deciding GPU time per config: Nsight Compute's where it decided, else torch.profiler's."""
+    return df["gpu_us"] if "gpu_us" in df and df["gpu_us"].notna().all() else df["profiler_us"]
+
+
 def _copy(src: Path, dst: Path, **target) -> Path:
     shutil.copytree(src, dst)
     doc = yaml.safe_load((dst / "target.yaml").read_text())

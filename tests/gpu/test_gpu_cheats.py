@@ -2,20 +2,22 @@
 
 from pathlib import Path
 
-from tests.helpers import BAD, run_version
+from tests.helpers import BAD, gpu_time, run_version
 
 
 def test_work_on_a_hidden_stream_never_looks_faster(tiny, tmp_path, run_params):
     _, honest, _ = run_version(tiny, Path(tiny) / "kernels" / "v0.py", run_params, tmp_path / "honest")
     corr, df, _ = run_version(tiny, BAD / "other_stream.py", run_params, tmp_path / "cheat")
     assert corr["status"] == "pass"  # correct outputs: only the timing could be dishonest
-    print(df[["config_key", "status", "median_us", "profiler_us", "error"]].to_string())
-    print("honest:", honest[["config_key", "median_us", "profiler_us"]].to_string())
+    cols = [c for c in ("config_key", "status", "median_us", "profiler_us", "gpu_us", "error") if c in df]
+    print(df[cols].to_string())
+    print("honest:", honest[[c for c in cols if c not in ("status", "error")]].to_string())
     if (df["status"] == "failed").all():  # torch.profiler's trace in-process, or Nsight Compute's launches
         error = str(df["error"].iloc[0])
         assert "a stream the timer does not see" in error or "reported times the GPU did not show" in error, error
-    else:  # the events did bracket the side stream's work: then it must not be faster
-        assert (df["median_us"].values >= 0.8 * honest["median_us"].values).all()
+    else:  # the deciding clock saw the side stream's work (Nsight Compute counts every launch): not faster
+        # (H100: events 1.25 us against the honest 4.1-4.3 us on the tiny configs, too short to hold them to)
+        assert (gpu_time(df).values >= 0.8 * gpu_time(honest).values).all()
 
 
 def in_process(run_params: dict) -> dict:

@@ -6,7 +6,7 @@ from pathlib import Path
 from kopt.steps.bench import check_then_time
 from kopt.steps.build import build
 from tests.conftest import BUILD_DEFAULTS
-from tests.helpers import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT, gpu_time
 
 CUDA = FIXTURES / "cuda_kernels"
 
@@ -27,11 +27,6 @@ def test_the_example_cuda_version_is_checked_and_timed_like_a_triton_one(tiny, t
     print(df[["config_key", "status", "median_us", "host_us", "profiler_us", "error"]].to_string())
     assert (df["status"] == "ok").all() and set(df["method"]) == {"cuda-events+l2-flush"}
     assert (gpu_time(df) <= 1.25 * df["median_us"] + 1).all()
-
-
-def gpu_time(df):
-    """The deciding GPU time: Nsight Compute's where it decided, else torch.profiler's."""
-    return df["gpu_us"] if "gpu_us" in df and df["gpu_us"].notna().all() else df["profiler_us"]
 
 
 def test_a_solve_that_synchronises_inside_keeps_its_gpu_time_and_is_marked(tiny, tmp_path, run_params):
