@@ -1,0 +1,60 @@
+"""GPU-only (issue 32): the formats users bring, run as they are on the GPU. gpu-mode's pmpp
+problems (vectoradd, grayscale) with their own submission.py, whose generate_input makes its
+tensors on "cuda"; vectoradd's Triton custom_kernel; KernelBench's example with its Triton
+ModelNew and with its load_inline CUDA ModelNew (compiled once, at import, outside every timing).
+Output committed from the H100 (docs/runs/)."""
+
+import json
+import shutil
+
+import pytest
+
+from kopt.cli import main
+from tests.helpers import FIXTURES, run_version
+
+GM = FIXTURES / "gpumode" / "pmpp_v2"
+KB = FIXTURES / "kernelbench"
+SOLUTIONS = FIXTURES / "kernelbench_solutions"
+
+
+def _passes(ws, kernel, run_params, out, timeout_s=60):
+    params = {**run_params, "device": "auto", "timeout_s": timeout_s}
+    corr, df, out_dir = run_version(ws, kernel, params, out)
+    cols = [c for c in ("config_key", "status", "clock", "gpu_us", "median_us", "error") if c in df]
+    print(df[cols].to_string())
+    assert corr["device"] == "cuda" and corr["status"] == "pass", corr.get("error")
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    return corr, df, out_dir
+
+
+@pytest.mark.parametrize(
+    "problem, solution",
+    [("vectoradd_py", None), ("grayscale_py", None), ("vectoradd_py", "solutions/submission_triton.py")],
+)
+def test_gpu_mode_problems_run_their_own_submissions_on_the_gpu(tmp_path, run_params, problem, solution):
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(GM / problem)]) == 0
+    kernel = ws / "kernels" / "v0.py"
+    if solution:
+        kernel = ws / "kernels" / "v1.py"
+        shutil.copyfile(GM / problem / solution, kernel)
+    _, df, _ = _passes(ws, kernel, run_params, tmp_path / "out")
+    if shutil.which("ncu"):
+        assert set(df["clock"]) == {"ncu"} and (df["gpu_us"] > 0).all()
+
+
+@pytest.mark.parametrize("solution", ["model_new_ex_add_triton.py", "model_new_ex_add.py"])
+def test_kernelbenchs_example_solutions_run_on_the_gpu(tmp_path, run_params, solution):
+    """model_new_ex_add.py builds its CUDA add with torch's load_inline at import: once per
+    version (its build cached in the version's own cache, kopt.measure.boundary.kernel_cache), in
+    the gate's process; the clock's processes load it from there. No timed call holds the build."""
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--kernelbench", str(KB / "model_ex_add.py")]) == 0
+    kernel = ws / "kernels" / "v1.py"
+    shutil.copyfile(SOLUTIONS / solution, kernel)
+    _, df, out = _passes(ws, kernel, run_params, tmp_path / "out", timeout_s=600)
+    # a build (tens of seconds) inside a timed call would show in the judge's wall time per call
+    assert (df["wall_us"] < 1e6).all(), df["wall_us"].tolist()
+    if shutil.which("ncu"):
+        per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
+        assert all(max(c["wall_us"] for c in rec["clock_calls"]) < 1e6 for rec in per_config.values())
