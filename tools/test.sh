@@ -9,4 +9,5 @@ KOPT_EXTRAS=test,cuda,slurm bash tools/install.sh
 .venv/bin/snakefmt --check .
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/python -m pytest -q tests
+# every core, one test file per worker at a time (a file's module fixtures are made once)
+.venv/bin/python -m pytest -q -n auto --dist loadfile tests

@@ -131,6 +131,7 @@ class BenchRow(Open):
     gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
     wall_us: float | None = None  # the judge's own clock around each timed call's order and answer (median)
+    clock_wall_us: float | None = None  # the same around Nsight Compute's calls (its own work included)
     clock_note: str | None = None  # why a torch baseline has no outside clock
 
 
