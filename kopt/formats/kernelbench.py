@@ -22,6 +22,7 @@ outputs ``out``, or ``out0``, ``out1``, ... for a tuple.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
 import os
@@ -73,11 +74,18 @@ def said_cuda_on_the_interpreter():
         del torch.Tensor.is_cuda  # torch's own, from its base class, again
 
 
-def run_file(path: Path) -> dict:
-    """The file's module namespace, executed once."""
+def run_file(path: Path, sizes: dict | None = None) -> dict:
+    """The file's module namespace, executed once, its module-level sizes first set to ``sizes``
+    (each ``name = value`` at the top of the file gets the new value), so that what the file derives
+    from them follows (``bias_shape = (out_features,)``)."""
     ns: dict = {"__name__": f"kernelbench_{path.stem}", "__file__": str(path)}
     try:
-        exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102 - the user's own problem file
+        tree = ast.parse(path.read_text(), str(path))
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            if isinstance(target, ast.Name) and target.id in (sizes or {}):
+                node.value = ast.copy_location(ast.Constant(sizes[target.id]), node.value)
+        exec(compile(tree, str(path), "exec"), ns)  # noqa: S102 - the user's own problem file
     except Exception as e:  # noqa: BLE001 - any error in the user's file is one line
         raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
     for name in ("Model", "get_inputs", "get_init_inputs"):
@@ -107,7 +115,7 @@ class Problem:
     def namespace(self, sizes: dict) -> dict:
         key = tuple(sorted(sizes.items()))
         if key not in self._ns:
-            ns = run_file(self.path)
+            ns = run_file(self.path, sizes)
             unknown = set(sizes) - set(sizes_of(ns))
             if unknown:
                 raise ProblemError(f"{self.path}: no module-level size named {sorted(unknown)}")

@@ -88,6 +88,17 @@ def test_a_workspace_is_not_written_over(tmp_path):
     assert [p.name for p in (tmp_path / "ws").iterdir()] == ["mine.txt"]
 
 
+def test_what_the_file_derives_from_its_sizes_follows_a_smaller_config(tmp_path):
+    """76_Gemm_Add_ReLU: ``bias_shape = (out_features,)``. Each size is set where the file assigns
+    it, before the rest runs, so the CPU config halves out_features too (it kept 8192 when the
+    sizes were only set after the file had run: a helper found it on KernelBench's level 2)."""
+    p = Problem(KB / "76_Gemm_Add_ReLU.py")
+    assert p.namespace({"batch_size": 4, "in_features": 16, "out_features": 8})["bias_shape"] == (8,)
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(KB / "76_Gemm_Add_ReLU.py")]) == 0
+    small = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["cpu_configs"][0]
+    assert small["out_features"] < 8192 and small["in_features"] < 8192, small
+
+
 def test_the_fixtures_are_kernelbench_s_files_as_they_are():
     assert "ScalingIntelligence/KernelBench" in (KB / "SOURCE.md").read_text()
     assert all("def get_init_inputs" in p.read_text() for p in KB.glob("*.py"))
