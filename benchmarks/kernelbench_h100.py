@@ -2,7 +2,8 @@
 `ModelNew`, through kernel-opt's whole graph: per problem `kopt init --kernelbench` writes a
 workspace (v0: torch eager), the Triton solution becomes v1 as it is, and Snakemake builds
 `results/v1/compare.json` (gate, timing, profile, bottleneck, decision) in a results tree of its
-own. The problems and solutions are in benchmarks/kernelbench_h100/ (SOURCE.md says where from).
+own. The problems are KernelBench's files in tests/fixtures/kernelbench/, the solutions in
+benchmarks/kernelbench_h100/ (SOURCE.md there says where from).
 
 On the GPU machine (snakemake from the wheels, the repo on PYTHONPATH):
 
@@ -39,8 +40,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT / "benchmarks" / "kernelbench_h100"
-# short name -> the KernelBench file its problem.py is (verbatim), in the order they run
+PROBLEMS = ROOT / "benchmarks" / "kernelbench_h100"  # <name>/triton_v1.py
+FILES = ROOT / "tests" / "fixtures" / "kernelbench"  # the problems, verbatim (SOURCE.md there)
+# short name -> the KernelBench file of its problem, in the order they run
 KERNELBENCH = {
     "relu": "level1/19_ReLU.py",
     "gelu": "level1/26_GELU_.py",
@@ -73,12 +75,16 @@ def hypothesis_of(src: Path) -> str:
     return json.dumps(paras[1] if len(paras) > 1 else paras[0])  # a quoted YAML scalar
 
 
+def problem_file(name: str) -> Path:
+    return FILES / Path(KERNELBENCH[name]).name
+
+
 def make_workspace(name: str, ws: Path) -> tuple[bool, str]:
     """`kopt init --kernelbench`, then triton_v1.py as kernels/v1.py with its v1.yaml. The problem
     goes in under KernelBench's file name (kopt names the workspace, and the reports' kernel type,
     after the file's stem: `problem` for every one otherwise)."""
     src = ws.parent / Path(KERNELBENCH.get(name, f"{name}.py")).name
-    shutil.copyfile(PROBLEMS / name / "problem.py", src)
+    shutil.copyfile(problem_file(name), src)
     p = subprocess.run(
         [sys.executable, "-m", "kopt.cli", "init", str(ws), "--kernelbench", str(src)],
         cwd=ROOT,
@@ -327,7 +333,7 @@ def main() -> int:
     a = ap.parse_args()
 
     names = [n for n in a.only.split(",") if n] or ORDER
-    unknown = [n for n in names if not (PROBLEMS / n / "problem.py").is_file()]
+    unknown = [n for n in names if n not in KERNELBENCH or not problem_file(n).is_file()]
     if unknown:
         ap.error(f"no problem {unknown} in {PROBLEMS} (have {ORDER})")
     cpu = a.cpu or a.gate_only
