@@ -158,3 +158,12 @@ def test_a_record_of_the_softmax_example_on_the_h100_decides():
     calls = [{"seed": i, "set": i % 8, "wall_us": 8000.0} for i in range(32)]
     got = oc.per_config(launches, calls, "M=262144,N=256,dtype=float32")
     assert got["gpu_us"] == pytest.approx(179.919, abs=0.01) and got["gpu_launches"] == 1.0
+
+
+def test_where_nsight_compute_decides_a_kernel_gets_no_in_process_trace_and_a_baseline_keeps_it():
+    from kopt.measure import child
+
+    opts = {"min_samples": 50, "max_samples": 400, "min_profile_calls": 16}
+    kernel, baseline = child._second_clock_opts(opts, False), child._second_clock_opts(opts, True)
+    assert kernel["in_process_profiler"] is False and baseline["in_process_profiler"] is True
+    assert kernel["max_samples"] == 50 and kernel["check_every"] == child.CHECK_EVERY
