@@ -50,6 +50,8 @@ class Session:
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 
+        _triton_key()
+
     def go(self, msg: dict) -> None:
         os.environ.update(msg["env"])
         import kopt.measure.device as harness
@@ -253,6 +255,21 @@ def _clock_context() -> None:
     _triton_ready()
 
 
+def _triton_key() -> None:
+    """Triton's own cache key, a hash of its installation (its 400 MB library: 0.3 s), which a
+    Triton kernel's first call in a process computes to find its compiled code: computed while the
+    judge waits, no code of the kernel's run yet. Only with a GPU build of torch (the interpreter
+    compiles nothing); nothing where Triton is not installed."""
+    import torch
+
+    if torch.version.cuda is None and torch.version.hip is None:
+        return
+    with contextlib.suppress(Exception):
+        from triton.runtime.cache import triton_key
+
+        triton_key()
+
+
 def _triton_ready() -> None:
     """Triton's compiler modules imported and its driver's utilities loaded (from the version's
     cache), as the first call of a Triton kernel would: no launch, so all the clock's processes do
@@ -264,6 +281,7 @@ def _triton_ready() -> None:
         device = driver.active.get_current_device()
         driver.active.get_current_stream(device)
         driver.active.utils  # noqa: B018 - loads (or builds once per cache) its helper library
+    _triton_key()
 
 
 def _warm_up(range_name: str) -> None:

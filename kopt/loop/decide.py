@@ -23,10 +23,11 @@ Pure (no torch, no I/O). Rules:
     decision. A keep that rests on a class not decided on Nsight Compute's clock is labelled
     ``untrusted``: the kernel's process could have written its times.
   * Moved work: a class whose GPU time fell while the judge's own wall time per call (trusted,
-    ``walls``: around the unprofiled timed calls, whose checked ones the judge draws at random, so
-    a call cannot answer before its work is done unseen) did not fall with it, by more than
-    WALL_TOL_PCT % of the call's wall time or WALL_SLACK_US, is "disputed": work went where the
-    GPU clock does not look (copies, memsets, host work, a process the profiler does not follow).
+    ``walls``: the median of its wall calls, kopt.measure.timing.wall_calls, each flushed by the
+    judge, made without spin, timed to the judge's copy of the outputs and checked) did not fall
+    with it, by more than WALL_TOL_PCT % of the call's wall time or WALL_SLACK_US, is "disputed":
+    work went where the GPU clock does not look (copies, memsets, host work, a process the
+    profiler does not follow).
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.

@@ -185,8 +185,8 @@ def _second_clock_opts(opts: dict, baseline: bool) -> dict:
     """Where Nsight Compute's clock decides, the CUDA events are the in-process clock, held to it
     within 5% (kopt.measure.outside_clock.second_clocks): their least sample count does, and one in
     CHECK_EVERY of their timed calls is checked, drawn at random by the judge (the first always;
-    the clock's calls all are: an in-process call that skipped work could only read less than the
-    GPU showed, which fails; one that answered early, to shorten its wall time, fails when drawn).
+    the clock's calls and the wall calls all are: an in-process call that skipped work could only
+    read less than the GPU showed, which fails).
     torch.profiler's in-process trace is not taken for a kernel under test: Nsight Compute counts
     every launch on every stream, which the trace's hidden-stream check was for, and the trace's
     first session in a process cost 4.8-6.2 s of one version's 34-36 s on the H100
@@ -223,8 +223,8 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
         return
     for rec in bench["configs"]:
         got = clocked[rec["key"]]
-        # wall_us stays the in-process calls' (unprofiled): under ncu a call's wall time holds about 5 ms of
-        # Nsight Compute's own work per launch, so a version with more launches looked slower there (H100)
+        # wall_us stays the wall calls' (kopt.measure.timing.wall_calls): under ncu a call's wall time holds
+        # about 5 ms of Nsight Compute's own work per launch, so a version with more launches looked slower (H100)
         rec.update(clock=oc.CLOCK_NAME, gpu_us=got["gpu_us"], gpu_launches=got["gpu_launches"])
         rec.update(clock_wall_us=got["wall_us"], clock_calls=got["calls"])
         if not baseline:

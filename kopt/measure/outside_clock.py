@@ -15,13 +15,13 @@ another that cut them by marker launches: the kernel pushes the labels and launc
 The calls are drawn fresh, poisoned and checked as everywhere, and before each the judge flushes
 the L2 from its own CUDA context (a 256 MB write: no launch of the kernel's process is the
 harness's). The processes start together with the gate (kopt.measure.child) and make their CUDA
-context at once; beside the in-process timing they are begun and import the kernel, one at a
-time. Nsight Compute profiles one process at a time, and a process that has launched holds it
-until it has left (another's launches fail meanwhile: 'a driver resource was unavailable', H100):
-only the first config's process makes a warm-up launch then, before any code of the kernel's is
-imported (Nsight Compute's set-up at a process's first launch, 0.63-0.66 s on the H100, is paid
-beside the in-process timing; the launch is dropped from the record by position and name); the
-others pay it on their first call. The configs' calls run one after another, each process ended
+context at once; beside the in-process timing they are begun and import the kernel, the first
+alone, then the others at once. Nsight Compute profiles one process at a time, and a process that
+has launched holds it until it has left (another's launches fail meanwhile: 'a driver resource
+was unavailable', H100): only the first config's process makes a warm-up launch then, before any
+code of the kernel's is imported (Nsight Compute's set-up at a process's first launch, 0.63-0.66 s
+on the H100, is paid beside the in-process timing; the launch is dropped from the record by
+position and name); the others pay it on their first call. The configs' calls run one after another, each process ended
 before the next config's calls.
 
 What the total holds besides the calls: what the kernel launches at import or on a first call
@@ -31,8 +31,9 @@ BASELINE_WARMUP calls first, and Nsight Compute times only the launches inside t
 its counted calls (torch.compile's first calls compile and record graphs). What it lacks: what
 Nsight Compute does not see (copies, memsets, host work, a process it does not follow); the
 kernel's cudaProfilerStop is ignored (kopt.profilers.ncu.IGNORE_STOP: on the H100 it hid launches
-from the clock until then); the judge's own wall time per call here
-bounds that (kopt.loop.decide).
+from the clock until then); the judge's own wall time per call bounds that (kopt.loop.decide),
+taken around the timing process's wall calls (kopt.measure.timing.wall_calls), not these: here
+each launch holds about 5 ms of Nsight Compute's own work.
 
 The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order.
 No kernel process can trace another or the judge (Landlock), nor signal a process outside its own
@@ -48,7 +49,6 @@ import statistics
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 from kopt.measure.boundary import KernelProcess
@@ -75,10 +75,10 @@ WARMUP_KERNEL = "FillFunctor"  # the warm-up launch's kernel (torch.ones), first
 class ClockProcesses:
     """One kernel process per config under Nsight Compute (``tool``), started together as soon as
     the GPU is bound: torch's import and the CUDA context overlap the gate (kopt.inside.serve). Once
-    the gate has passed, ``warm_up`` begins them one at a time, beside the in-process timing, the
-    first with one warm-up launch (Nsight Compute's set-up at a first launch, 0.6 s, paid then: the
-    module's docstring says why the first alone), and each then imports the kernel. A process whose
-    warm-up fails is started again and is begun in its turn."""
+    the gate has passed, ``warm_up`` begins them beside the in-process timing, the first with one
+    warm-up launch (Nsight Compute's set-up at a first launch, 0.6 s, paid then: the module's
+    docstring says why the first alone), then the others at once, and each imports the kernel. A
+    process whose warm-up fails is started again and is begun in its turn."""
 
     def __init__(self, kernel: str, items: list[dict], *, tool: str, baseline: bool, sandbox: bool, timeout_s: float):
         self.kernel, self.tool, self.sandbox, self.timeout_s = kernel, tool, sandbox, timeout_s
@@ -101,33 +101,41 @@ class ClockProcesses:
         )
 
     def warm_up(self, go) -> None:
-        """Begin the processes in a thread, one at a time (the first with its warm-up launch), each
-        then made ready by ``go(proc)`` (the kernel imported; an import that launches fails while the
+        """Begin the processes in a thread: the first with its warm-up launch, then the others at once,
+        each made ready by ``go(proc)`` (the kernel imported; an import that launches fails while the
         first process holds Nsight Compute, and its process is started again, to import in its turn)."""
         self.thread = threading.Thread(target=self._warm_all, args=(go,), name="kopt-clock-warm-up", daemon=True)
         self.thread.start()
 
     def _warm_all(self, go) -> None:
-        for i, proc in enumerate(self.procs):
+        self._warm_one(0, go)
+        others = [threading.Thread(target=self._warm_one, args=(i, go), daemon=True) for i in range(1, len(self.procs))]
+        for t in others:
+            t.start()
+        for t in others:
+            t.join()
+
+    def _warm_one(self, i: int, go) -> None:
+        if self.stopped:
+            return
+        proc = self.procs[i]
+        try:
+            proc.begin(**({"warm_up": BASELINE_RANGE} if i == 0 else {}))
+            self.warmed[i] = i == 0
+            go(proc)
+            self.gone[i] = True
+        except Exception as e:  # noqa: BLE001 - this thread's failures are the process's, started again
             if self.stopped:
                 return
-            try:
-                proc.begin(**({"warm_up": BASELINE_RANGE} if i == 0 else {}))
-                self.warmed[i] = i == 0
-                go(proc)
-                self.gone[i] = True
-            except Exception as e:  # noqa: BLE001 - this thread's failures are the process's, started again
-                if self.stopped:
-                    return
-                proc.end(grace_s=10.0, keep=proc.others())
-                print(
-                    f"kopt: a clock process's warm-up failed ({e}{_ncu_says(self.csvs[i])}); started again",
-                    file=sys.stderr,
-                )
-                self.warmed[i] = False
-                self.csvs[i] = self.csvs[i].with_name(f"ncu_clock_{i}_again.csv")
-                if not self.stopped:
-                    self.procs[i] = self._start(self.csvs[i])
+            proc.end(grace_s=10.0, keep=proc.others())
+            print(
+                f"kopt: a clock process's warm-up failed ({e}{_ncu_says(self.csvs[i])}); started again",
+                file=sys.stderr,
+            )
+            self.warmed[i] = False
+            self.csvs[i] = self.csvs[i].with_name(f"ncu_clock_{i}_again.csv")
+            if not self.stopped:
+                self.procs[i] = self._start(self.csvs[i])
 
     def ready(self) -> None:
         """Every process begun (or started again, to be begun in its turn)."""
@@ -207,38 +215,19 @@ def _keep_record(csv_path: Path, key: str) -> None:
 def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda name: None) -> list[dict]:
     """The config's ``clock_calls`` calls (whole cycles of its input pool) in ``proc``, each drawn
     fresh, the L2 flushed by the judge, timed on the judge's clock, checked; their seeds and times."""
-    import torch
-
-    from kopt.measure.device import L2_FLUSH_BYTES
-
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
     trial = Trial(
         ref, proc, item, device="cuda", opts={**opts, "flush_l2": False}, phase="clock",
         max_sets=int(opts.get("pool_sets", 8)),
     )  # fmt: skip
     baseline = bool(opts.get("torch_baseline"))
     for i in range(BASELINE_WARMUP if baseline else 0):
-        _call(trial, flush, f"config {item['key']}, clock warm-up call {i}")
+        trial.judged(f"config {item['key']}, clock warm-up call {i}")
     ranged = {"nvtx": [BASELINE_RANGE]} if baseline else {}
     n = whole_cycles(trial, int(opts.get("clock_calls", 16)))
     mark(f"clock {item['key']}: first call")
-    out = [_call(trial, flush, f"config {item['key']}, clocked call 0", **ranged)]
+    out = [trial.judged(f"config {item['key']}, clocked call 0", **ranged)]
     mark(f"clock {item['key']}: calls")
-    return out + [_call(trial, flush, f"config {item['key']}, clocked call {i}", **ranged) for i in range(1, n)]
-
-
-def _call(trial: Trial, flush, where: str, **how) -> dict:
-    """One call: drawn, the L2 flushed by the judge, ordered, timed on the judge's clock, checked."""
-    import torch
-
-    s, d = trial.prepare()
-    flush.zero_()  # in the judge's own CUDA context: no launch of the kernel's process
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    answer = trial.call(s, where=where, timed=False, **how)
-    wall_us = (time.perf_counter() - t0) * 1e6
-    trial.check_or_raise(s, d, answer, where)
-    return {"seed": s.seed, "set": s.index, "wall_us": round(wall_us, 2)}
+    return out + [trial.judged(f"config {item['key']}, clocked call {i}", **ranged) for i in range(1, n)]
 
 
 def read_record(csv_path: Path, warmed: bool = True) -> list[dict]:

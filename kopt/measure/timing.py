@@ -7,10 +7,14 @@ Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed
   buffers twice in a row;
 * one order to the kernel's process, which clears the caches, queues the spin and times the call
   with CUDA events (kopt.inside.calls), and answers with its times: the kernel process's own
-  report (``clock: in-process``); the judge times the same round trip on its own clock (``wall_us``);
+  report (``clock: in-process``); the judge times the same round trip on its own clock (on the
+  CPU, the clock that decides);
 * then the outputs of that very call are read from the judge's own mapping and checked against
   the reference of its private draw (a kernel that skips work, finishes later, caches or replays
   fails).
+
+On a GPU, ``wall_calls`` follow: the judge's own wall time per call, flushed and checked by the
+judge, with no spin, the bound on work no GPU clock sees (kopt.loop.decide).
 
 The judge computes every statistic here from the per-call answers. torch.profiler's GPU time over
 all streams (recorded in the kernel's process) is compared with the event time (work on a stream
@@ -281,12 +285,28 @@ def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dic
     }
     if device == "cuda":
         rec.update(_clock_record(clocks))
+        mark("wall calls")
+        rec.update(wall_calls(trial, item["key"]))
     if device == "cuda" and opts.get("in_process_profiler", True):  # not where Nsight Compute decides
         mark("profiler")
         rec.update(_profiler_record(trial, lab, opts, rec))
     rec["inputs"]["pool"] = trial.pool.record()  # after every draw
     rec.update(_rates(ref, item["config"], rec["median_us"]))
     return rec
+
+
+WALL_CALLS = 16  # per config on a GPU, rounded up to whole cycles of the input pool
+
+
+def wall_calls(trial: Trial, key: str) -> dict:
+    """The judge's own wall time per call, the bound on work the GPU clocks do not see (copies,
+    memsets, host work: kopt.loop.decide): the median of WALL_CALLS calls made by ``Trial.judged``.
+    Not of the timed samples: before those the kernel's process queues a spin and a flush, behind
+    which host work would hide, and only some of them are checked. The kernel can tell these calls
+    apart (no spin, no events), and needs not: each is checked, and timed to the judge's copy of
+    its outputs, so none is shorter than the work that made them."""
+    walls = [trial.judged(f"config {key}, wall call {i}") for i in range(whole_cycles(trial, WALL_CALLS))]
+    return {"wall_us": float(np.median([w["wall_us"] for w in walls])), "wall_calls": walls}
 
 
 def _method(lab: CallPlan, samples: list[Sample]) -> str:

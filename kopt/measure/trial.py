@@ -17,6 +17,8 @@ The kernel's process never sees the expected outputs, the tolerances or the verd
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from kopt.measure import reference
@@ -31,7 +33,7 @@ from kopt.measure.verify import CHUNK, compare, tolerance_for
 class Trial:
     def __init__(self, ref, proc: KernelProcess, item: dict, *, device: str, opts: dict, phase: str, max_sets: int = 1):
         self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
-        self.key = item["key"]
+        self.key, self.flush = item["key"], None  # the judge's L2 flush buffer (``judged``), when used
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
         self.layout, probe_draw = reference.probe(ref, self.cfg, device, self.seeds.next())
         limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
@@ -71,7 +73,8 @@ class Trial:
             torch.cuda.empty_cache()
         ref_peak = self.placement.peak_bytes if self.placement.device == self.device else 0
         # the private draw and the outputs' copy, the reference, the comparison, the kernel's L2 flush
-        reserve = (ref_peak or 0) + 2 * one + 6 * CHUNK * 8 + L2_FLUSH_BYTES
+        # and the judge's (``judged``)
+        reserve = (ref_peak or 0) + 2 * one + 6 * CHUNK * 8 + 2 * L2_FLUSH_BYTES
         free = available_bytes(self.device)
         return pool_size(one, int(free * 0.9), reserve, max_sets, min_sets)
 
@@ -88,9 +91,33 @@ class Trial:
         order.update({k: v for k, v in how.items() if k != "while_running"})
         return self.proc.ask(order, while_running=how.get("while_running"))
 
-    def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False) -> dict:
-        """The outputs the kernel left in the arena for draw ``d``, against the reference of ``d``."""
-        got = {n: t.clone() for n, t in s.outputs(self.layout).items()}  # first: what was there when it answered
+    def judged(self, where: str, **how) -> dict:
+        """One call on the judge's clock alone, the bound on work the GPU clocks do not see: drawn; the
+        L2 flushed from the judge's own CUDA context (no launch of the kernel's process) and the GPU
+        idle; ordered without spin or events; timed until the judge's own copy of the
+        outputs is done, so a call that answers before its work is done either fails the check or
+        waits in that copy; checked. Its seed, input set and wall time (µs)."""
+        s, d = self.prepare()
+        if self.flush is None:
+            self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        self.flush.zero_()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        answer = self.call(s, where=where, timed=False, **how)
+        got = self.outputs_now(s)
+        torch.cuda.synchronize()
+        wall_us = (time.perf_counter() - t0) * 1e6
+        self.check_or_raise(s, d, answer, where, got=got)
+        return {"seed": s.seed, "set": s.index, "wall_us": round(wall_us, 2)}
+
+    def outputs_now(self, s: InputSet) -> dict[str, torch.Tensor]:
+        """The judge's copy of what the kernel left in the arena's outputs."""
+        return {n: t.clone() for n, t in s.outputs(self.layout).items()}
+
+    def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False, got: dict | None = None) -> dict:
+        """The outputs the kernel left in the arena for draw ``d`` (``got``: the judge's copy, taken
+        when it answered unless given), against the reference of ``d``."""
+        got = self.outputs_now(s) if got is None else got
         rec = {"seed": s.seed, "set": s.index, "ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
         mutated = [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
         if answer.get("returned_bad"):
@@ -120,8 +147,8 @@ class Trial:
             rec["reason"] = f"output '{worst['output']}': {worst['reason']}"
         return rec
 
-    def check_or_raise(self, s: InputSet, d: Draw, answer: dict, where: str) -> None:
-        rec = self.check(s, d, answer)
+    def check_or_raise(self, s: InputSet, d: Draw, answer: dict, where: str, got: dict | None = None) -> None:
+        rec = self.check(s, d, answer, got=got)
         if not rec["ok"]:
             raise KernelFault(
                 f"{where}: the outputs are wrong or unwritten ({rec['reason']}; they were poisoned and the inputs "

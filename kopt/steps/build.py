@@ -15,11 +15,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 from kopt.profilers import gpus, ptxas
+from kopt.profilers.cuobjdump import disassemble
 from kopt.steps.common import run_group, write_json
 from kopt.workspace.cuda_source import SignatureError, solve_params
 from kopt.workspace.provenance import now, sha256_file
@@ -86,22 +86,6 @@ def first_errors(log: str, n: int = 4) -> str:
     return " | ".join(errors[:n])
 
 
-def disassemble(library: Path, compiler: str, out: Path) -> str | None:
-    """SASS of the library's kernels (cuobjdump next to nvcc, on PATH, or Triton's), else None."""
-    tools = [Path(compiler).parent / "cuobjdump", shutil.which("cuobjdump")]
-    spec = importlib.util.find_spec("triton")
-    if spec and spec.origin:
-        tools.append(Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
-    tool = next((str(t) for t in tools if t and Path(t).is_file()), None)
-    if tool is None:
-        return None
-    r = subprocess.run([tool, "-sass", str(library)], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        return None
-    out.write_text(r.stdout)
-    return out.name
-
-
 def build(*, version: str, kernel: str, out_dir: str, settings: dict) -> dict:
     """Compile ``kernel`` into ``out_dir``/vN.so and write ``out_dir``/build.json (kopt.workspace.records.Build)."""
     src, out = Path(kernel), Path(out_dir)
@@ -136,7 +120,7 @@ def build(*, version: str, kernel: str, out_dir: str, settings: dict) -> dict:
     if code != 0:
         return _done(doc, out, error=f"{src}: does not compile: {first_errors(text.split(chr(10), 1)[-1])}")
     doc.update(library=str(library), kernels=[] if hip else ptxas.parse(text))
-    doc["sass"] = None if hip else disassemble(library, compiler, out / f"{src.stem}.sass")
+    doc["sass"] = None if hip else disassemble(library, out / f"{src.stem}.sass", compiler)
     return _done(doc, out, status="ok")
 
 

@@ -18,6 +18,7 @@ from kopt.analysis.directions import Evidence, directions
 from kopt.analysis.roofline import point
 from kopt.measure.runner import ChildOutcome, run_gated
 from kopt.profilers import ncu, rocprof
+from kopt.profilers.cuobjdump import cubins_to_sass
 from kopt.profilers.gpus import detect_gpu
 from kopt.steps.common import child_request, read_builds, write_json
 from kopt.workspace.provenance import hashes, now
@@ -108,7 +109,7 @@ def finish_profile(run: ProfileRun, outcome: ChildOutcome, log: str) -> dict:
         write_json(run.out / "profile.json", doc)
         return doc
     res = outcome.result
-    compiled = res["triton"] + compiled_kernels(run.builds, run.asm)
+    compiled = _disassembled(res["triton"], run.asm) + compiled_kernels(run.builds, run.asm)
     backend = "cpu-interpreter" if res["device"] == "cpu" else run.backend
     doc.update(device=res["device"], gpu=res["env"].get("gpu"), backend=backend, compiled=compiled)
     for c in res["classes"]:
@@ -127,6 +128,16 @@ def language(sources: list[Path]) -> str:
     """What the version's kernels are written in, for the next directions: cuda when any of them
     is CUDA C++ or HIP, else triton."""
     return "cuda" if any(p.suffix in COMPILED for p in sources) else "triton"
+
+
+def _disassembled(specs: list[dict], asm: Path) -> list[dict]:
+    """The Triton specialisations' cubins, copied from the kernel's process, replaced by their SASS
+    (kopt.profilers.cuobjdump), and their records' file lists with them."""
+    listed = cubins_to_sass(asm)
+    for spec in specs:
+        files = [listed.get(f, f) for f in spec.get("asm_files") or []]
+        spec["asm_files"] = [f for f in files if not f.endswith(".cubin")]
+    return specs
 
 
 def compiled_kernels(builds: list[str], asm: Path) -> list[dict]:

@@ -130,7 +130,9 @@ class BenchRow(Open):
     clock: str | None = None  # what decides: "ncu" (gpu_us, outside the kernel's process), "in-process", "judge" (CPU)
     gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
-    wall_us: float | None = None  # the judge's own clock around each timed call's order and answer (median)
+    wall_us: float | None = (
+        None  # the judge's own clock per call (median; on a GPU of its wall calls, kopt.measure.timing)
+    )
     clock_wall_us: float | None = None  # the same around Nsight Compute's calls (its own work included)
     clock_note: str | None = None  # why a torch baseline has no outside clock
 

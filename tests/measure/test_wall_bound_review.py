@@ -26,7 +26,8 @@ def test_a_call_that_answers_before_its_work_is_done_fails_when_drawn(tiny, tmp_
 @pytest.mark.xfail(
     strict=True,
     reason="review: the Guard does not watch torch.cuda._sleep, torch._C._cuda_synchronize or Lab's "
-    "methods; a kernel can take the spin and flush out of the judge's wall time unseen",
+    "methods. Nothing trusted rests on them: the judge's wall time is of its own wall calls (no spin, "
+    "its own flush, timed to its copy of the outputs; tests/gpu/test_gpu_clock.py)",
 )
 def test_a_kernel_that_disables_the_spin_flush_and_synchronize_is_failed_by_the_tripwire(
     tiny,

@@ -1,0 +1,51 @@
+"""SASS listings by cuobjdump, run on the trusted side at native speed.
+
+Of a CUDA build's library (rule `build`) and of the cubins of a Triton version's compiled
+specialisations, which the kernel's process writes and the judge copies (rule `measure`'s
+profile). Not in the kernel's process: under Nsight Compute, which follows every program its
+target starts, each cuobjdump there paid Nsight Compute's per-process set-up.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+
+
+def tool(compiler: str | None = None) -> str | None:
+    """cuobjdump next to nvcc (``compiler``), on PATH, or Triton's own; None when there is none."""
+    tools = [Path(compiler).parent / "cuobjdump" if compiler else None, shutil.which("cuobjdump")]
+    spec = importlib.util.find_spec("triton")
+    if spec and spec.origin:
+        tools.append(Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
+    return next((str(t) for t in tools if t and Path(t).is_file()), None)
+
+
+def disassemble(binary: Path, out: Path, compiler: str | None = None) -> str | None:
+    """``binary``'s SASS (a library or a cubin) written to ``out``; its name, or None when there is
+    no cuobjdump or it could not read the file."""
+    found = tool(compiler)
+    if found is None:
+        return None
+    try:
+        r = subprocess.run([found, "-sass", str(binary)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if r.returncode != 0:
+        return None
+    out.write_text(r.stdout)
+    return out.name
+
+
+def cubins_to_sass(folder: Path) -> dict[str, str]:
+    """Every ``*.cubin`` in ``folder`` replaced by its ``*.sass`` listing (the cubin removed either
+    way: binaries are not kept in results); which cubin became which listing."""
+    done = {}
+    for cubin in sorted(folder.glob("*.cubin")):
+        name = disassemble(cubin, cubin.with_suffix(".sass"))
+        cubin.unlink()
+        if name:
+            done[cubin.name] = name
+    return done
