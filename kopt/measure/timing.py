@@ -24,7 +24,6 @@ the events do not see is caught). CPU figures say nothing about GPU performance.
 from __future__ import annotations
 
 import math
-import random
 import tempfile
 import time
 from dataclasses import dataclass
@@ -168,16 +167,6 @@ def median_ci_pct(us: list[float], z: float = 1.96) -> float:
     return 100.0 * (xs[hi] - xs[lo]) / 2 / med
 
 
-_SECRET = random.SystemRandom()
-
-
-def checked(i: int, every: int) -> bool:
-    """Whether timed call ``i`` is checked: the first always, then one in ``every`` at random, the
-    judge's own draw, so the kernel cannot tell which: a call that answered before its work was done
-    (its wall time short, kopt.loop.decide's bound) fails on any checked call."""
-    return i == 0 or every <= 1 or _SECRET.randrange(every) == 0
-
-
 def _samples(trial: Trial, lab: CallPlan, cap: int, key: str, clocks: list[int], opts: dict) -> list[Sample]:
     """Timed calls in whole pool cycles: on a GPU with ``target_ci_pct`` set, ``min_samples`` first,
     then more until the median's 95% interval is within ``target_ci_pct`` % or ``cap`` is reached,
@@ -193,14 +182,18 @@ def _samples(trial: Trial, lab: CallPlan, cap: int, key: str, clocks: list[int],
     hook = clock if lab.device == "cuda" else None
     samples: list[Sample] = []
 
-    every = max(1, int(opts.get("check_every", 1)))  # where another clock decides (kopt.measure.child)
+    # where Nsight Compute decides, only the first is checked: the clock's calls and the wall calls all are,
+    # and a sample that skipped work could only read less than the GPU showed (kopt.measure.child)
+    check_all = bool(opts.get("check_timed", True))
 
     def take(n: int) -> None:
         start = len(samples)
         for i in range(start, start + whole_cycles(trial, n)):
             where = f"config {key}, timed call {i}"
             samples.append(
-                timed_call(trial, lab, where=where, verify=checked(i, every), on_enqueued=hook if i % 10 == 0 else None)
+                timed_call(
+                    trial, lab, where=where, verify=check_all or i == 0, on_enqueued=hook if i % 10 == 0 else None
+                )
             )
 
     target = float(opts.get("target_ci_pct", 0.0)) if lab.device == "cuda" else 0.0

@@ -104,6 +104,7 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         ("patches_statistics.py", {}, False),
         ("host_half.py", {}, False),
         ("review_disables_spin.py", {}, False),  # the spin, flush and sync are not in the wall calls
+        ("review_answers_early.py", {}, False),  # the timed samples' early answers: the wall calls are honest
     ],
 )
 def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log, monkeypatch, kernel, env, fails):

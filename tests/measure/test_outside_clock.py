@@ -166,4 +166,4 @@ def test_where_nsight_compute_decides_a_kernel_gets_no_in_process_trace_and_a_ba
     opts = {"min_samples": 50, "max_samples": 400, "min_profile_calls": 16}
     kernel, baseline = child._second_clock_opts(opts, False), child._second_clock_opts(opts, True)
     assert kernel["in_process_profiler"] is False and baseline["in_process_profiler"] is True
-    assert kernel["max_samples"] == 50 and kernel["check_every"] == child.CHECK_EVERY
+    assert kernel["max_samples"] == 50 and kernel["check_timed"] is False

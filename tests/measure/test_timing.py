@@ -272,13 +272,3 @@ def test_the_request_not_the_kernel_says_whether_it_is_a_torch_baseline():
 
     assert _opts({"kernel": "torch:compile", "opts": {"x": 1}}) == {"x": 1, "torch_baseline": True}
     assert _opts({"kernel": "/w/kernels/v1.py"})["torch_baseline"] is False
-
-
-def test_which_in_process_calls_are_checked_is_a_random_draw_the_kernel_cannot_count():
-    """The first call always; then one in ``every`` at random (every 4th was a pattern a kernel
-    could count, answering early on the calls it knew unchecked to shorten the judge's wall time)."""
-    assert timing.checked(0, 4) and all(timing.checked(i, 1) for i in range(50))
-    draws = [timing.checked(i, 4) for i in range(1, 4001)]
-    assert 800 < sum(draws) < 1200  # about a quarter (the interval is 7 standard deviations wide)
-    on_the_old_pattern = [draws[i - 1] for i in range(4, 4001, 4)]
-    assert not all(on_the_old_pattern) and any(draws[i - 1] for i in range(1, 4001) if i % 4)

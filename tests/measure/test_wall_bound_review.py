@@ -1,6 +1,7 @@
-"""Adversarial review of the moved-work bound (ac172df, 9a44a36): the judge's wall time around the
-unprofiled in-process calls, one in 4 checked at random where Nsight Compute decides. On the CPU
-(the interpreter; the judge's clock times the call). The GPU-only findings are in the review."""
+"""Adversarial review of the moved-work bound (ac172df, 9a44a36), on the CPU (the interpreter; the
+judge's clock times the call and checks every one). On a GPU the bound is the judge's own wall
+calls, every one checked (kopt.measure.timing.wall_calls; tests/gpu/test_gpu_clock.py runs both
+attacks there)."""
 
 import pytest
 
@@ -10,14 +11,10 @@ from tests.measure.test_boundary import _verdicts, attack  # noqa: F401 - the fi
 ATTACKS = FIXTURES / "attacks"
 
 
-def _sampled(run_params, n: int) -> dict:
-    """The in-process timing as where Nsight Compute decides: one call in 4 checked, at random."""
-    return {**run_params, "device": "cpu", "bench": {**run_params["bench"], "cpu_samples": n, "check_every": 4}}
-
-
-def test_a_call_that_answers_before_its_work_is_done_fails_when_drawn(tiny, tmp_path, run_params, attack):  # noqa: F811
-    """Stopped: 39 early answers survive the judge's draw with probability 0.75**39 (about 1e-5)."""
-    corr, df, _ = run_version(tiny, ATTACKS / "review_answers_early.py", _sampled(run_params, 40), tmp_path)
+def test_a_call_that_answers_before_its_work_is_done_fails(tiny, tmp_path, run_params, attack):  # noqa: F811
+    """Its first early answer reads the poison the judge left."""
+    params = {**run_params, "device": "cpu", "bench": {**run_params["bench"], "cpu_samples": 4}}
+    corr, df, _ = run_version(tiny, ATTACKS / "review_answers_early.py", params, tmp_path)
     assert "answered a timed call before its work was done" in attack()
     assert corr["status"] == "pass" and (df["status"] == "failed").all(), _verdicts(corr, df)
     assert "wrong or unwritten" in df["error"].iloc[0]
