@@ -23,7 +23,7 @@ Pure (no torch, no I/O). Rules:
     decision. A keep that rests on a class not decided on Nsight Compute's clock is labelled
     ``untrusted``: the kernel's process could have written its times.
   * Moved work: a class whose GPU time fell while the judge's own wall time per call (trusted,
-    ``walls``: the median of its wall calls, kopt.measure.timing.wall_calls, each flushed by the
+    ``walls``: the lower quartile of its wall calls, kopt.measure.timing.wall_calls, each flushed by the
     judge, made without spin, timed to the judge's copy of the outputs and checked) did not fall
     with it, by more than WALL_TOL_PCT % of the call's wall time or WALL_SLACK_US, is "disputed":
     work went where the GPU clock does not look (copies, memsets, host work, a process the

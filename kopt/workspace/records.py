@@ -131,7 +131,7 @@ class BenchRow(Open):
     gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
     wall_us: float | None = (
-        None  # the judge's own clock per call (median; on a GPU of its wall calls, kopt.measure.timing)
+        None  # the judge's own clock per call (median; on a GPU the lower quartile of its wall calls)
     )
     clock_wall_us: float | None = None  # the same around Nsight Compute's calls (its own work included)
     clock_note: str | None = None  # why a torch baseline has no outside clock

@@ -87,12 +87,13 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         for key, rec in per_config.items():  # the moved-work bound: the judge's wall calls, every one checked
             walls = sorted(c["wall_us"] for c in rec["wall_calls"])
             row = df[df["config_key"] == key].iloc[0]
-            assert len(walls) >= 16 and row["wall_us"] == pytest.approx(walls[len(walls) // 2], rel=0.05)
+            assert len(walls) >= 16 and walls[0] <= row["wall_us"] <= walls[len(walls) // 2]  # the lower quartile
             assert row["wall_us"] >= row["gpu_us"], (key, row["wall_us"], row["gpu_us"])
         assert "Nsight Compute" in json.loads((out / "bench.json").read_text())["timing"]["clock"][0]
     comps = _fold(workspace, honest)
-    print(comps[1]["decision"], comps[1]["reason"], [r["delta_pct"] for r in comps[1]["per_class"]])
+    print(comps[1]["decision"], comps[1]["reason"], comps[1]["detail"], [r["delta_pct"] for r in comps[1]["per_class"]])
     assert comps[1]["decision"] != "keep", comps[1]
+    assert "disputed" not in str(comps[1]["detail"]), comps[1]  # the wall bound does not accuse a copy
 
 
 @pytest.mark.parametrize(
