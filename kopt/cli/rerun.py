@@ -43,8 +43,10 @@ def cmd_rerun(a) -> int:
         print(f"kopt: the rerun of {v} failed (Snakemake exit {rc}; see {dest}/results/logs/)", file=sys.stderr)
         return 2
     decide = results / "settings" / "decide.json"
-    noise = float(json.loads(decide.read_text())["noise_pct"]) if decide.is_file() else 1.0
-    doc = compare_runs(results, dest / "results", v, noise)
+    rule = json.loads(decide.read_text()) if decide.is_file() else {}
+    doc = compare_runs(
+        results, dest / "results", v, float(rule.get("noise_pct", 1.0)), float(rule.get("noise_floor_us", 0.0))
+    )
     doc["workspace_changed_since"] = {k: {"recorded": r, "now": n} for k, (r, n) in changed.items()}
     doc["ran"] = (
         "the recorded files"

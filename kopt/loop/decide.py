@@ -45,7 +45,7 @@ Pure (no torch, no I/O). Rules:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 RECENT = 5  # regressions kept in the state for the next proposal to read
 
@@ -94,6 +94,9 @@ class Params:
     """The decision's settings (results/settings/decide.json)."""
 
     noise_pct: float = 1.0
+    # a class's change under this many µs per call is a tie too (its threshold is the larger of the
+    # two): the clock's resolution on launches of a few µs (config.yaml)
+    noise_floor_us: float = 0.25
     max_consecutive_regressions: int = 5
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
     # rerun spread): without it +0.01% then +0.02% would make a regression
@@ -404,6 +407,9 @@ def _class_row(
     use_gpu = same_clock and all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
     gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
     delta = gpu_delta if use_gpu else script_delta
+    params = _class_noise(
+        params, geomean(best_gpu[k] for k in keys) if use_gpu else geomean(best["medians"][k] for k in keys)
+    )
     verdict, note, small = _noise_verdict(delta, last_dir, params)
     clocks = None
     if use_gpu:
@@ -425,6 +431,7 @@ def _class_row(
         "basis": "profiler" if use_gpu else "script",
         "gpu_clock": cand.clock if use_gpu else None,  # ncu: read outside the kernel's process
         "delta_pct": delta,
+        "noise_pct": params.noise_pct,  # this class's threshold (noise_pct, or noise_floor_us of its time)
         "clocks": clocks,
         "verdict": verdict,
         "targeted": cand.target_classes is None or cls in cand.target_classes,
@@ -503,6 +510,13 @@ def _disagreement(
     if differ:
         out.append(f"the profiler's GPU time and the script's median differ by more than {DISAGREE_PTS:g}% on {differ}")
     return "; ".join(out) or None
+
+
+def _class_noise(params: Params, best_us: float) -> Params:
+    """``params`` with this class's noise threshold: noise_pct, or noise_floor_us of the best's time
+    per call on the deciding clock when that is more (a short launch)."""
+    floor_pct = 100.0 * params.noise_floor_us / best_us if best_us > 0 else 0.0
+    return replace(params, noise_pct=max(params.noise_pct, floor_pct))
 
 
 def _plain_verdict(delta: float, noise: float) -> str:

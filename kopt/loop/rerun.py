@@ -54,11 +54,12 @@ def correctness_differences(a: dict, b: dict) -> list[dict]:
     return out
 
 
-def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float) -> list[dict]:
+def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float, floor_us: float = 0.0) -> list[dict]:
     """Per config class: the rerun's time against the recorded one (geometric mean of the per-config
     ratios, as compare computes a class), on the GPU time that decides where both runs have it on
-    one clock for every config (``gpu_column``), else the script's median; within ``noise_pct`` it is
-    the same."""
+    one clock for every config (``gpu_column``), else the script's median; within ``noise_pct``, or
+    within ``floor_us`` of the recorded time per call when that is more, it is the same (the noise
+    rule's threshold, kopt.loop.decide)."""
     a, b = a[a["status"] == "ok"].set_index("config_key"), b[b["status"] == "ok"].set_index("config_key")
     out = []
     for cls, rows in a.groupby("config_class", sort=False):
@@ -69,7 +70,8 @@ def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float) -> list[dic
         col_a, col_b = gpu_column(a.loc[keys]), gpu_column(b.loc[keys])
         col = col_a if col_a and col_a == col_b else "median_us"
         delta = (geomean(b.loc[k, col] / a.loc[k, col] for k in keys) - 1) * 100
-        verdict = "same" if abs(delta) < noise_pct else ("faster" if delta < 0 else "slower")
+        noise = max(noise_pct, 100.0 * floor_us / geomean(a.loc[k, col] for k in keys))
+        verdict = "same" if abs(delta) < noise else ("faster" if delta < 0 else "slower")
         out.append({"class": cls, "basis": col, "configs": len(keys), "delta_pct": round(delta, 3), "verdict": verdict})
     return out
 
@@ -92,14 +94,14 @@ def package_differences(a: dict | None, b: dict | None) -> list[dict]:
     return [{"package": n, "recorded": a.get(n), "rerun": b.get(n)} for n in names if a.get(n) != b.get(n)]
 
 
-def compare_runs(recorded: Path, rerun: Path, version: str, noise_pct: float) -> dict:
+def compare_runs(recorded: Path, rerun: Path, version: str, noise_pct: float, floor_us: float = 0.0) -> dict:
     """The rerun's verdict: ``reproduces`` when every config has the same gate verdict, every class
     the same time within the noise rule (GPU runs only: CPU-interpreter timings are not compared)
     and the same files ran; else ``differs``, with what differs."""
     ca, cb = _json(recorded / version / "correctness.json"), _json(rerun / version / "correctness.json")
     ba, bb = (pd.read_csv(t / version / "bench.csv") for t in (recorded, rerun))
     cpu = "cpu" in (ca["device"], cb["device"])
-    timing = [] if cpu else class_deltas(ba, bb, noise_pct)
+    timing = [] if cpu else class_deltas(ba, bb, noise_pct, floor_us)
     env_a, env_b = ca["provenance"].get("env") or {}, cb["provenance"].get("env") or {}
     manifests = [t / version / "recorded" / "manifest.json" for t in (recorded, rerun)]
     pkgs = [_json(m)["packages"] if m.is_file() else None for m in manifests]

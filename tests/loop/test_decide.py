@@ -466,3 +466,19 @@ def test_gpu_times_on_different_clocks_are_not_compared_and_a_keep_on_the_script
         row = comps[1]["per_class"][0]
         assert row["basis"] == "script" and row["gpu_delta_pct"] is None and row["gpu_clock"] is None
         assert comps[1]["decision"] == "keep" and comps[1]["untrusted"].startswith("untrusted")
+
+
+def test_a_copy_of_a_few_microsecond_kernel_read_slower_by_its_clock_is_a_tie():
+    """H200: an identical copy of a 2.35 us kernel read 2.48 us (+5.3%) in the next process; under
+    noise_floor_us (0.25 us) of its time that is a tie, while the same 5% on a 100 us kernel counts."""
+    p = dec.Params()
+    short = [_cand("v0", {"a": 3.84}, {"a": 2.352}), _cand("v1", {"a": 3.94}, {"a": 2.476})]
+    comps, st = dec.fold(short, p)
+    row = comps[1]["per_class"][0]
+    assert comps[1]["reason"] == "tie" and row["noise_pct"] == pytest.approx(100 * 0.25 / 2.352)
+    assert st["consecutive_regressions"] == 0
+    long = [_cand("v0", {"a": 101.0}, {"a": 100.0}), _cand("v1", {"a": 106.0}, {"a": 105.0})]
+    comps, st = dec.fold(long, p)
+    assert comps[1]["reason"] == "regression" and comps[1]["per_class"][0]["noise_pct"] == 1.0
+    faster = [_cand("v0", {"a": 3.84}, {"a": 2.352}), _cand("v1", {"a": 3.0}, {"a": 1.9})]
+    assert dec.fold(faster, p)[0][1]["decision"] == "keep"  # 0.45 us is over the floor

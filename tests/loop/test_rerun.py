@@ -92,3 +92,11 @@ def test_a_config_timed_in_one_run_only_differs(tmp_path):
         {"config": "M=1,N=512", "recorded": "failed", "rerun": "ok"}
     ]
     assert "  timing M=1,N=512: failed -> ok" in summary(doc)
+
+
+def test_a_few_microsecond_class_within_the_noise_floor_reproduces(tmp_path):
+    """+5% of a 2.4 us launch (0.12 us) is under noise_floor_us 0.25: the same; without the floor it differs."""
+    a = _run(tmp_path / "a", gpu_us=(2.35, 2.35, 30.0))
+    b = _run(tmp_path / "b", gpu_us=(2.47, 2.47, 30.0))
+    assert compare_runs(a, b, "v1", noise_pct=1.0, floor_us=0.25)["verdict"] == "reproduces"
+    assert compare_runs(a, b, "v1", noise_pct=1.0)["verdict"] == "differs"
