@@ -92,8 +92,7 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         assert "Nsight Compute" in json.loads((out / "bench.json").read_text())["timing"]["clock"][0]
     comps = _fold(workspace, honest)
     print(comps[1]["decision"], comps[1]["reason"], comps[1]["detail"], [r["delta_pct"] for r in comps[1]["per_class"]])
-    assert comps[1]["decision"] != "keep", comps[1]
-    assert "disputed" not in str(comps[1]["detail"]), comps[1]  # the wall bound does not accuse a copy
+    assert comps[1]["reason"] == "tie", comps[1]  # within noise_floor_us on the tiny classes (H200: +5% of 2.4 us)
 
 
 @pytest.mark.parametrize(
