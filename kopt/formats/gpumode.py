@@ -10,12 +10,18 @@ the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module
 
 - a config is a spec without its seed: ``setup(seed, **spec)`` calls ``generate_input`` with
   kopt's fresh seed; the data's elements are inputs ``data0``, ``data1``, ... by position;
-- the output is the element ``ref_kernel`` returns (found once per config, by identity), written in
-  place as the problem's own buffer; a new tensor it returns is ``out``;
-- ``reference(**inputs)`` is ``ref_kernel`` on the data packed again (a tuple, or the one element).
+- the outputs are what ``ref_kernel`` returns (a tensor, or a tuple/list of tensors), named in
+  that order, once per config: an element of the data it returns itself (found by identity) is
+  written in place, as the problem's own buffer; a new tensor lands in a trailing element of the
+  data of its shape and dtype only where ``ref_kernel`` provably never reads that element (its
+  result is the same with it filled with 0 and with NaN), else in a buffer of its own, ``out``
+  (``out0``, ``out1``, ... by position where it returns several);
+- ``reference(**inputs)`` is ``ref_kernel`` on the data packed again (a tuple, or the one element),
+  its tuple mapped onto the outputs in order.
 
 A version defining ``custom_kernel(data)`` (a submission, as it is) gets the same packed data and
-returns the output, as gpu-mode's ``eval.py`` calls it. Where there is no GPU (the interpreter's
+returns the output, or a tuple of the outputs in ``ref_kernel``'s order, as gpu-mode's ``eval.py``
+calls it; the kernel's process copies what it returns into the outputs' buffers, in that order. Where there is no GPU (the interpreter's
 runs), the problem's ``device="cuda"``, ``.cuda()``, ``.to("cuda")`` and
 ``torch.Generator(device="cuda")`` make tensors on torch's default device instead
 (``on_the_harness_device``).
@@ -112,6 +118,31 @@ def pack(inputs: dict):
     return items[0] if len(items) == 1 else tuple(items)
 
 
+def _cloned(inputs: dict) -> dict:
+    """The data with every tensor copied: ``ref_kernel`` may write what it is given."""
+    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+
+def _alike(v, t: torch.Tensor) -> bool:
+    return isinstance(v, torch.Tensor) and v.shape == t.shape and v.dtype == t.dtype
+
+
+def _another_value(dtype: torch.dtype):
+    """A fill unlike 0: NaN for floats, the largest value for integers, True for booleans."""
+    if dtype == torch.bool:
+        return True
+    if dtype.is_floating_point or dtype.is_complex:
+        return float("nan")
+    return torch.iinfo(dtype).max
+
+
+def _bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and bytes (NaN equal to itself)."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
 class Problem:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
@@ -135,28 +166,79 @@ class Problem:
         return {"inputs": inputs, "outputs": self._outputs[key]}
 
     def _output_names(self, inputs: dict) -> list[str]:
-        """The element ``ref_kernel`` writes and returns (by identity); where it returns a new
-        tensor, the last element of that shape and dtype (the problem's output buffer, made with
-        torch.empty and left unread: the kernels' output lands there); else ``out``."""
-        copies = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-        ret = self.mod.ref_kernel(pack(copies))
-        mine = [k for k, v in copies.items() if v is ret]
-        if mine:
-            return mine
-        if not isinstance(ret, torch.Tensor):
-            raise ProblemError(
-                f"{self.folder / 'reference.py'}: ref_kernel returns {type(ret).__name__}, not a tensor "
-                "(one output: kernel-opt takes gpu-mode problems with one output tensor)"
+        """The outputs, in the order ``ref_kernel`` returns them: an element of the data it returns
+        itself (written in place) is that element; a new tensor lands in a trailing buffer of the
+        data of its shape and dtype that ``ref_kernel`` provably leaves unread (``_trailing_buffers``),
+        else in a buffer of its own, ``out`` (``out0``, ``out1``, ... where it returns several)."""
+        copies = _cloned(inputs)
+        returned = self._returned(self._ref_kernel(copies))
+        names = [next((k for k, v in copies.items() if v is t), None) for t in returned]
+        claimed = [k for k in names if k]
+        if len(set(claimed)) < len(claimed):
+            raise ProblemError(f"{self.folder / 'reference.py'}: ref_kernel returns one element of its data twice")
+        buffers = self._trailing_buffers(inputs, returned, names)
+        for i, t in enumerate(returned):
+            if names[i] is None:
+                free = [k for k in buffers if k not in names and _alike(inputs[k], t)]
+                names[i] = free[0] if free else ("out" if len(returned) == 1 else f"out{i}")
+        return names
+
+    def _returned(self, ret) -> list[torch.Tensor]:
+        """``ref_kernel``'s result as its tensors in order: a tensor, or a tuple/list of tensors."""
+        several = isinstance(ret, (tuple, list))
+        items = list(ret) if several else [ret]
+        bad = next((i for i, t in enumerate(items) if not isinstance(t, torch.Tensor)), None)
+        if bad is not None or not items:
+            what = (
+                f"a {type(ret).__name__} whose element {bad} is of type {type(items[bad]).__name__}"
+                if several and items
+                else (f"an empty {type(ret).__name__}" if several else f"a value of type {type(ret).__name__}")
             )
-        alike = [
-            k for k, v in copies.items()
-            if isinstance(v, torch.Tensor) and v.shape == ret.shape and v.dtype == ret.dtype and k != f"{DATA}0"
-        ]  # fmt: skip
-        return alike[-1:] or ["out"]
+            raise ProblemError(
+                f"{self.folder / 'reference.py'}: ref_kernel returns {what}, not a tensor or a tuple of tensors "
+                "(kernel-opt compares outputs that are tensors)"
+            )
+        return items
+
+    def _trailing_buffers(self, inputs: dict, returned: list, names: list) -> list[str]:
+        """The data's trailing output buffers, in data order: from its last element back (never the
+        first), the elements ``ref_kernel`` returns itself or, of a new tensor's shape and dtype,
+        provably leaves unread (``_unread``); up to the first that is neither."""
+        new = [t for t, k in zip(returned, names, strict=True) if k is None]
+        if not new:
+            return []
+        found = []
+        for k in reversed([k for k in inputs if k.startswith(DATA)][1:]):
+            v = inputs[k]
+            if k not in names and not (any(_alike(v, t) for t in new) and self._unread(inputs, k)):
+                break
+            found.insert(0, k)
+        return found
+
+    def _unread(self, inputs: dict, name: str) -> bool:
+        """``ref_kernel``'s result is the same, bit for bit, with data element ``name`` filled with 0
+        and with NaN (integers: their largest value; booleans: True): it never reads it."""
+        results = []
+        for fill in (0, _another_value(inputs[name].dtype)):
+            copies = _cloned(inputs)
+            try:
+                copies[name].fill_(fill)
+                results.append(self._returned(self._ref_kernel(copies)))
+            except Exception:  # noqa: BLE001 - a buffer it cannot run with is one it reads
+                return False
+        first, second = results
+        return len(first) == len(second) and all(_bitwise_equal(a, b) for a, b in zip(first, second, strict=True))
 
     def reference(self, **inputs):
-        """``ref_kernel`` on the inputs packed as gpu-mode's data; the output it returns."""
-        return self.mod.ref_kernel(pack({k: v for k, v in inputs.items() if k.startswith(DATA)}))
+        """``ref_kernel`` on the inputs packed as gpu-mode's data; what it returns (a tensor, or a
+        tuple of them in the outputs' order)."""
+        return self._ref_kernel({k: v for k, v in inputs.items() if k.startswith(DATA)})
+
+    def _ref_kernel(self, inputs: dict):
+        """``ref_kernel`` on the packed data; the "cuda" tensors it makes itself (a model's weights,
+        ``.cuda()``) made where generate_input's are (``on_the_harness_device``)."""
+        with on_the_harness_device():
+            return self.mod.ref_kernel(pack(inputs))
 
 
 # gpu-mode compares with ref_kernel's output at the output's dtype, kernel-opt with a float64
@@ -176,38 +258,51 @@ def tolerances(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
 
 def tolerance(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
     """``check_implementation``'s tolerance: ``make_match_reference(ref_kernel, rtol=, atol=)``'s
-    (its defaults read from utils.py's ``match_reference``), else exact; and how it was found."""
-    call = next(
-        (
-            n
-            for n in ast.walk(ast.parse(reference_py.read_text()))
-            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "make_match_reference"
-        ),
-        None,
-    )
-    where = "make_match_reference's"
-    if call is None:  # a check of its own: the tolerance its calls name, else their defaults
-        call = _own_check_call(reference_py)
-        if call is None:
-            return {"atol": 0.0, "rtol": 0.0}, "check_implementation compares for equality: exact"
-        where = f"check_implementation's {getattr(call.func, 'id', getattr(call.func, 'attr', 'call'))}"
-    tol = _defaults(utils_py)
-    try:
-        tol.update({k.arg: float(ast.literal_eval(k.value)) for k in call.keywords if k.arg in ("atol", "rtol")})
-    except (ValueError, TypeError):
-        raise ProblemError(f"{reference_py}: {where} tolerance is not a number kopt can read") from None
-    return tol, f"{where}: rtol {tol['rtol']:g}, atol {tol['atol']:g}"
-
-
-def _own_check_call(reference_py: Path):
-    """In a ``check_implementation`` of the problem's own, its comparison call (naming rtol/atol,
-    or a match_reference/allclose without them); None when it compares for equality."""
+    (its defaults read from utils.py's ``match_reference``), else exact; where it compares several
+    times with different tolerances, the widest rtol and the widest atol; and how it was found."""
     tree = ast.parse(reference_py.read_text())
+    calls = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "make_match_reference"
+    ]
+    where = "make_match_reference's"
+    if not calls:  # a check of its own: the tolerance its calls name, else their defaults
+        calls = _own_check_calls(tree)
+        if not calls:
+            return {"atol": 0.0, "rtol": 0.0}, "check_implementation compares for equality: exact"
+        where = f"check_implementation's {', '.join(dict.fromkeys(_callee(c) for c in calls))}"
+    tols = [_call_tolerance(c, _defaults(utils_py), reference_py, where) for c in calls]
+    tol = {k: max(t[k] for t in tols) for k in ("rtol", "atol")}
+    several = f" (the widest of {len(calls)} comparisons)" if len({tuple(t.values()) for t in tols}) > 1 else ""
+    return tol, f"{where}: rtol {tol['rtol']:g}, atol {tol['atol']:g}{several}"
+
+
+def _callee(call: ast.Call) -> str:
+    return getattr(call.func, "id", getattr(call.func, "attr", "call"))
+
+
+def _call_tolerance(call: ast.Call, defaults: dict, reference_py: Path, where: str) -> dict:
+    """One comparison's rtol and atol: the numbers it names, else the defaults."""
+    tol = dict(defaults)
+    for k in call.keywords:
+        if k.arg in ("atol", "rtol"):
+            try:
+                tol[k.arg] = float(ast.literal_eval(k.value))
+            except (ValueError, TypeError, SyntaxError):
+                raise ProblemError(
+                    f"{reference_py}: {where} {k.arg}={ast.unparse(k.value)} is not a number kopt can read "
+                    "(a tolerance computed at run time)"
+                ) from None
+    return tol
+
+
+def _own_check_calls(tree: ast.Module) -> list[ast.Call]:
+    """In a ``check_implementation`` of the problem's own, its comparison calls (naming rtol/atol,
+    else the match_reference/allclose calls without them); none when it compares for equality."""
     fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "check_implementation"), None)
     calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)] if fn else []
     named = [c for c in calls if any(k.arg in ("atol", "rtol") for k in c.keywords)]
     close = [c for c in calls if "close" in ast.unparse(c.func) or "match_reference" in ast.unparse(c.func)]
-    return (named or close or [None])[0]
+    return named or close
 
 
 def _defaults(utils_py: Path) -> dict:

@@ -11,13 +11,15 @@ cannot map is one line naming the file, and nothing is written.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import shutil
 from pathlib import Path
 
 import yaml
 
 from kopt.formats import staged
-from kopt.formats.gpumode import ProblemError, load_reference, tolerances
+from kopt.formats.gpumode import Problem, ProblemError, load_reference, tolerances
 
 REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
 holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
@@ -59,7 +61,6 @@ def _specs(task: dict, key: str, source: Path) -> list[dict]:
 def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
     """The problem's reference loads, its generate_input takes the specs' arguments and a seed, and
     its submission defines custom_kernel: else one line, before anything is written."""
-    import ast
     import inspect
 
     mod = load_reference(folder)
@@ -74,9 +75,52 @@ def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
             f"{folder / 'reference.py'}: generate_input{inspect.signature(mod.generate_input)} does not take "
             f"task.yml's arguments {wanted}"
         )
-    tree = ast.parse(submission.read_text())
-    if not any(isinstance(n, ast.FunctionDef) and n.name == "custom_kernel" for n in ast.walk(tree)):
-        raise ProblemError(f"{submission}: defines no custom_kernel(data)")
+    try:
+        tree = ast.parse(submission.read_text())
+    except SyntaxError as e:
+        raise ProblemError(f"{submission}: does not parse (line {e.lineno}: {e.msg})") from None
+    if not _binds_custom_kernel(tree):
+        raise ProblemError(
+            f"{submission}: defines no custom_kernel(data) (a def, an assignment such as "
+            "custom_kernel = torch.compile(fn), or an import of that name)"
+        )
+
+
+def _binds_custom_kernel(tree) -> bool:
+    """The submission defines ``custom_kernel``: a def (anywhere), or at module level an assignment
+    (``custom_kernel = torch.compile(fn)``) or an import binding that name."""
+    if any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "custom_kernel" for n in ast.walk(tree)
+    ):
+        return True
+    for n in tree.body:
+        if isinstance(n, ast.Assign):
+            bound = [e for t in n.targets for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])]
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+            bound = [n.target]
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) == "custom_kernel" for a in n.names):
+                return True
+            continue
+        else:
+            continue
+        if any(isinstance(e, ast.Name) and e.id == "custom_kernel" for e in bound):
+            return True
+    return False
+
+
+def _outputs_here(folder: Path, spec: dict) -> str:
+    """The outputs kopt finds for one spec (task.yml's first test), run here: what it cannot map
+    (ref_kernel's result is not tensors) is one line; a problem this machine cannot run (its
+    generate_input needs a GPU library) is only said, and its outputs are found where kopt runs it."""
+    try:
+        got = Problem(folder).setup(seed=0, **spec)["outputs"]
+    except ProblemError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the problem's own code, run on this machine
+        why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+        return f"outputs: not found on this machine ({why}); found where kopt runs it"
+    return f"outputs (ref_kernel's, in its order, for {spec}): {got}"
 
 
 def _class_by(configs: list[dict]) -> list[str]:
@@ -141,9 +185,24 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
             f"# fresh ones). tolerances: {how}.\n"
         )
         (staging / "target.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False))
-        _check_problem(staging / "problem", configs, submission)
+        with _naming_the_users_files(staging / "problem", files, folder):
+            _check_problem(staging / "problem", configs, submission)
+            outputs = _outputs_here(staging / "problem", small[0])
     return [
         f"{dest}: gpu-mode problem {folder.name} ({', '.join(sorted(files))} in problem/)",
         f"  GPU configs (benchmarks): {len(configs)}; CPU configs (tests): {len(small)}; classes by {doc['class_by']}",
+        f"  {outputs}",
         f"  tolerance: {how}; v0: its submission.py (custom_kernel)",
     ]
+
+
+@contextlib.contextmanager
+def _naming_the_users_files(copies: Path, files: dict[str, Path], folder: Path):
+    """A ProblemError about the staged copies names the user's files instead."""
+    try:
+        yield
+    except ProblemError as e:
+        line = str(e)
+        for name, src in files.items():
+            line = line.replace(str(copies / name), str(src))
+        raise ProblemError(line.replace(str(copies), str(folder))) from None

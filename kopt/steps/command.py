@@ -263,6 +263,18 @@ def _ncu_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tup
     return means, f"Nsight Compute: mean GPU time per launch of /{ws.command.kernel}/, {scope}"
 
 
+def per_class_only(gpu: dict[str, float], note: str, records: list[dict]) -> tuple[dict[str, float], str]:
+    """The GPU times, unless one mean over all configs (``*``) would stand for several classes:
+    results are per class, never one average, so then the script's time column decides."""
+    if set(gpu) != {"*"} or len({r["class"] for r in records}) < 2:
+        return gpu, note
+    return {}, (
+        f"{note.split(':')[0]} saw the kernel's launches of every config together (the command marks no "
+        "'kopt-class <config key>' NVTX range around a config): one mean would stand for every class, so the "
+        "script's time column decides"
+    )
+
+
 def _rocprof_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
     run = _under_profiler(
         ws, build_doc, settings, log, rocprof.command(settings.get("rocprofv3", "rocprofv3"), str(raw))
@@ -307,7 +319,7 @@ def bench(
     else:
         records, err, _ = _judged(ws, b["kernel"], b, settings, log, ws.command.repeats, Path(out_runs))
         if device == "cuda" and not err:
-            gpu, note = kernel_gpu_us(ws, b, settings, log, Path(out_runs) / "profiler")
+            gpu, note = per_class_only(*kernel_gpu_us(ws, b, settings, log, Path(out_runs) / "profiler"), records)
         outside = bool(gpu) and choose_backend(settings.get("profiler", "auto"), "cuda") == "ncu"
         rows = [_bench_row(r, device, method, gpu, outside) for r in records] or [
             _cells(c, "failed", device, method, err) for c in corr["configs"]

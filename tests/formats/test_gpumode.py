@@ -146,3 +146,226 @@ def test_a_spec_that_generate_input_does_not_take_is_one_line(tmp_path, capsys):
     yml.write_text(yml.read_text().replace('{"size": 1024, "seed": 31232}', '{"size": 1024, "rows": 3, "seed": 31232}'))
     assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src / "vectoradd_py")]) == 2
     assert "name different arguments" in capsys.readouterr().err
+
+
+# --- synthetic problems: what ref_kernel returns, and how the kernels' outputs reach those names ---
+
+INPUT = """import torch
+
+
+def generate_input(n: int, seed: int):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    a = torch.randn(n, n, device="cuda", generator=gen)
+    b = torch.randn(n, n, device="cuda", generator=gen)
+    return {returns}
+
+
+"""
+STUB = "def custom_kernel(data):\n    return data\n"  # a submission init only reads
+
+
+def _problem(tmp_path, reference: str, submission: str, name: str = "p_py"):
+    """A gpu-mode problem folder in tmp_path: its reference.py and submission.py, the fixtures'
+    utils.py beside it (as ``../utils.py``), two tests and a benchmark of one size each."""
+    src = tmp_path / name
+    src.mkdir()
+    (src / "reference.py").write_text(reference)
+    (src / "submission.py").write_text(submission)
+    shutil.copyfile(GM / "utils.py", tmp_path / "utils.py")
+    files = '[{"name": "reference.py", "source": "reference.py"}, {"name": "utils.py", "source": "../utils.py"}]'
+    (src / "task.yml").write_text(f"files: {files}\ntests: [{{n: 8, seed: 1}}]\nbenchmarks: [{{n: 16, seed: 3}}]\n")
+    return src
+
+
+def _outputs(ws) -> list[str]:
+    with torch.device("cpu"):
+        return Problem(ws / "problem").setup(5, n=8)["outputs"]
+
+
+def _gate(ws, kernel, run_params, tmp_path) -> dict:
+    corr, _, _ = run_version(ws, kernel, {**run_params, "device": "cpu"}, tmp_path / "out")
+    return corr
+
+
+MATMUL = INPUT.format(returns="a, b") + (
+    "def ref_kernel(data):\n    a, b = data\n    return a @ b\n\n\n"
+    "from utils import make_match_reference, verbose_allclose  # noqa: E402\n\n"
+    "check_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)\n"
+)
+
+
+def test_a_new_tensor_is_out_not_the_input_of_its_shape_and_the_submission_passes(tmp_path, run_params, capsys):
+    """pmpp/matmul's shape: ref_kernel returns a new a @ b, and b (an input it reads) has that shape
+    and dtype: the output is a buffer of its own, never b."""
+    src = _problem(tmp_path, MATMUL, "def custom_kernel(data):\n    a, b = data\n    return a @ b\n")
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    assert "outputs (ref_kernel's, in its order, for {'n': 8}): ['out']" in capsys.readouterr().out
+    assert _outputs(ws) == ["out"]
+    corr = _gate(ws, ws / "kernels" / "v0.py", run_params, tmp_path)
+    assert corr["status"] == "pass", corr.get("error")
+
+
+@pytest.mark.parametrize(
+    "body, outputs",
+    [
+        ("a, b = data\n    return a * 2", ["data1"]),  # b: a trailing buffer it never reads
+        ("a, b = data\n    return a + b", ["out"]),  # b is read: an input
+        ("a, b = data\n    b[...] = 0\n    return a * 2", ["data1"]),  # written, never read
+        ("a, b = data\n    return a * 2 + b.isnan().any()", ["out"]),  # read only where it is NaN
+        ("a, b = data\n    return (a * 2).double()", ["out"]),  # another dtype: b cannot hold it
+    ],
+)
+def test_a_trailing_buffer_is_the_output_only_where_ref_kernel_provably_never_reads_it(tmp_path, body, outputs):
+    src = _problem(tmp_path, INPUT.format(returns="a, b") + f"def ref_kernel(data):\n    {body}\n", STUB)
+    gw.init(tmp_path / "ws", src)
+    assert _outputs(tmp_path / "ws") == outputs
+
+
+SEVERAL = """import torch
+
+
+def generate_input(n: int, seed: int):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    x = torch.randn(n, 2 * n, device="cuda", generator=gen)
+    return x, torch.empty(n, 2 * n, device="cuda"), torch.empty(n, 2, device="cuda")
+
+
+def ref_kernel(data):
+    x, q, s = data
+    s[...] = x.reshape(len(x), 2, -1).abs().amax(-1)
+    q[...] = x / s.repeat_interleave(x.shape[1] // 2, dim=1)
+    return {returns}
+
+
+def check_implementation(data, output):
+    from utils import verbose_allclose
+
+    return not any(verbose_allclose(g, w, rtol=1e-5, atol=1e-6) for g, w in zip(output, ref_kernel(data))), ""
+"""
+SUBMISSION = """import torch
+
+
+def _impl(data):
+    x, q, s = data
+    s[...] = x.reshape(len(x), 2, -1).abs().amax(-1)
+    q[...] = x / s.repeat_interleave(x.shape[1] // 2, dim=1)
+    return {returns}
+
+
+{bind}
+"""
+BY_DEF = "def custom_kernel(data):\n    return _impl(data)"
+
+
+@pytest.mark.parametrize(
+    "returns, outputs",
+    [
+        ("q, s", ["data1", "data2"]),  # helion/fp8_quant's shape: both written in place, in return order
+        ("s, q", ["data2", "data1"]),
+        ("s.clone(), x.sum(1)", ["data2", "out1"]),  # new tensors: a trailing unread buffer of its shape, else its own
+    ],
+)
+def test_a_tuple_of_outputs_is_named_in_return_order(tmp_path, returns, outputs):
+    src = _problem(tmp_path, SEVERAL.format(returns=returns), SUBMISSION.format(returns=returns, bind=BY_DEF))
+    gw.init(tmp_path / "ws", src)
+    assert _outputs(tmp_path / "ws") == outputs
+
+
+@pytest.mark.parametrize(
+    "returns, bind, status",
+    [
+        ("q, s", BY_DEF, "pass"),
+        ("q.clone(), s.clone()", "custom_kernel = torch.compile(_impl, backend='eager')", "pass"),  # sort_py's
+        ("s, q", BY_DEF, "incorrect"),  # the tuple in another order than ref_kernel's
+    ],
+)
+def test_a_submissions_tuple_reaches_the_outputs_in_ref_kernels_order(tmp_path, run_params, returns, bind, status):
+    src = _problem(tmp_path, SEVERAL.format(returns="q, s"), SUBMISSION.format(returns=returns, bind=bind))
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    corr = _gate(ws, ws / "kernels" / "v0.py", run_params, tmp_path)
+    assert corr["status"] == status, corr.get("error")
+
+
+@pytest.mark.parametrize(
+    "submission",
+    [
+        "import torch\n\n\ndef _k(data):\n    return data[0] @ data[1]\n\n\ncustom_kernel = torch.compile(_k)\n",
+        "def _k(data):\n    return data[0] @ data[1]\n\n\ncustom_kernel: object = _k\n",
+        "from operator import itemgetter as custom_kernel\n",
+    ],
+)
+def test_custom_kernel_bound_by_an_assignment_or_an_import_is_a_submission(tmp_path, submission):
+    src = _problem(tmp_path, MATMUL, submission)
+    gw.init(tmp_path / "ws", src)
+    assert (tmp_path / "ws" / "kernels" / "v0.py").read_text() == submission
+
+
+WIDEST = """import torch
+from utils import verbose_allclose
+
+
+def ref_kernel(data):
+    a, b = data
+    return a @ b, a - b
+
+
+def check_implementation(data, output):
+    got_p, got_d = output
+    want_p, want_d = ref_kernel(data)
+    return not (verbose_allclose(got_p, want_p, rtol=1e-3, atol=1e-5) or verbose_allclose(got_d, want_d, rtol=1e-4, atol=2e-2)), ""
+"""
+
+
+def test_several_comparisons_give_the_widest_tolerance(tmp_path, capsys):
+    src = _problem(tmp_path, INPUT.format(returns="a, b") + WIDEST, STUB)
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 0
+    target = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())
+    assert target["tolerances"]["default"] == {"rtol": 1e-3, "atol": 2e-2}
+    assert "(the widest of 2 comparisons)" in capsys.readouterr().out
+    assert _outputs(tmp_path / "ws") == ["out0", "out1"]
+
+
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        (
+            "return data[0] @ data[1], object()",
+            "reference.py: ref_kernel returns a tuple whose element 1 is of type object",
+        ),
+        ("return [float(data[0].sum())]", "ref_kernel returns a list whose element 0 is of type float"),
+        ("return ()", "ref_kernel returns an empty tuple"),
+        ("return data[1], data[1]", "ref_kernel returns one element of its data twice"),
+    ],
+)
+def test_what_ref_kernel_returns_that_cannot_be_mapped_is_one_line_naming_the_users_file(tmp_path, capsys, body, words):
+    src = _problem(tmp_path, INPUT.format(returns="a, b") + f"def ref_kernel(data):\n    {body}\n", STUB)
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{src / 'reference.py'}: " in err and words in err, err
+    assert not (tmp_path / "ws").exists() and not list(tmp_path.glob(".ws*"))
+
+
+@pytest.mark.parametrize(
+    "reference, submission, words",
+    [
+        (MATMUL, "def kernel(data):\n    return data\n", "submission.py: defines no custom_kernel(data)"),
+        (MATMUL, "def custom_kernel(data:\n", "submission.py: does not parse (line 1"),
+        (
+            INPUT.format(returns="a, b") + "def ref_kernel(data):\n    return data[0] @ data[1]\n\n\n"
+            "def check_implementation(data, output):\n    n = data[0].numel()\n"
+            "    return verbose_allclose(output, ref_kernel(data), rtol=1e-5 * n, atol=1e-5), ''\n",
+            STUB,
+            "rtol=1e-05 * n is not a number kopt can read (a tolerance computed at run time)",
+        ),
+    ],
+)
+def test_a_submission_or_tolerance_that_cannot_be_mapped_is_one_line(tmp_path, capsys, reference, submission, words):
+    src = _problem(tmp_path, reference, submission)
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and words in err, err
+    assert not (tmp_path / "ws").exists()

@@ -453,9 +453,19 @@ def test_gpu_time_that_falls_while_the_call_does_not_is_work_moved_out_of_sight(
     row = comps[1]["per_class"][0]
     assert row["verdict"] == "disputed" and comps[1]["decision"] == "discard" and st["best"]["version"] == "v0"
     assert "work moved where the GPU clock does not look" in row["note"] and "a1: GPU time -30.00 us" in row["note"]
-    # within the wall's tolerance (2% of 500 us): an honest gain whose call got faster by nearly as much
-    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 479.0)], P)
+    # half the GPU time's fall (15 us) less the wall's tolerance (2% of 500 us): 5 us is the least
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 494.0)], P)
     assert comps[1]["decision"] == "keep"
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 496.0)], P)
+    assert comps[1]["per_class"][0]["verdict"] == "disputed"
+
+
+def test_a_kernel_that_launches_slower_but_runs_much_faster_is_kept():
+    """H200, KernelBench's 51_Argmax (docs/runs/h200-wall-calls/): torch's 4 launches 2723.0 us on
+    ncu, 4033.0 us on the judge's wall calls; the Triton ModelNew 2013.8 and 3547.7 us. Its call
+    kept the host about 80 us longer, so the wall fell 485 of the GPU's 709 us: more than half."""
+    comps, _ = fold([outside("v0", 2723.0, 4033.0), outside("v1", 2013.8, 3547.7)], P)
+    assert comps[1]["decision"] == "keep", comps[1]["per_class"][0]
 
 
 def test_gpu_times_on_different_clocks_are_not_compared_and_a_keep_on_the_script_is_untrusted():

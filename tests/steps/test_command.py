@@ -73,3 +73,16 @@ def test_an_unreadable_csv_fails_the_version_in_one_line(repo, tmp_path):
     settings = {"timeout_s": 60, "gate": {"enabled": False}, "device": "auto"}
     records, err, _ = _judged(ws, "kernels/v0.yaml", build, settings, str(tmp_path / "log"), 1, tmp_path / "runs")
     assert records == [] and err.startswith("kernels/v0.yaml: the command's CSV is unreadable: ")
+
+
+def test_one_mean_over_all_configs_never_stands_for_several_classes():
+    """H200, examples/repo_softmax before its bench.py marked its configs: every config of both
+    classes got the same 63.68 us (one mean over all launches); the script's column decides instead."""
+    from kopt.steps.command import per_class_only
+
+    records = [{"key": "M=1,N=256", "class": "N=256"}, {"key": "M=1,N=4096", "class": "N=4096"}]
+    gpu, note = per_class_only({"*": 63.68}, "Nsight Compute: mean GPU time per launch of /_softmax/", records)
+    assert gpu == {} and "the script's time column decides" in note and "kopt-class" in note
+    ranged = {"M=1,N=256": 44.6, "M=1,N=4096": 63.1}
+    assert per_class_only(ranged, "n", records) == (ranged, "n")
+    assert per_class_only({"*": 5.0}, "n", records[:1]) == ({"*": 5.0}, "n")  # one class: its own mean
