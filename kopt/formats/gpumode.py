@@ -104,12 +104,27 @@ def on_the_harness_device():
     from kopt.formats.kernelbench import on_the_harness_device as cuda_calls_moved
 
     real = torch.Generator
-    torch.Generator = lambda device=None: real(device=torch.get_default_device())  # noqa: ARG005
+    torch.Generator = _generator_on_the_default_device(real)
     try:
         with _CudaToDefault(), cuda_calls_moved():
             yield
     finally:
         torch.Generator = real
+
+
+def _generator_on_the_default_device(real: type) -> type:
+    """``torch.Generator`` making its "cuda" (or unnamed) generators on torch's default device: a
+    class still, for the code that reads it meanwhile (``torch.Generator | None`` in a module torch
+    imports lazily, ``isinstance``)."""
+
+    class Generator(real):
+        def __new__(cls, device=None):
+            return real.__new__(cls, device=torch.get_default_device() if device is None or _cuda(device) else device)
+
+        def __init__(self, device=None):
+            pass
+
+    return Generator
 
 
 def pack(inputs: dict):

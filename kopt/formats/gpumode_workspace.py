@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -109,18 +113,47 @@ def _binds_custom_kernel(tree) -> bool:
     return False
 
 
+# how long the outputs' check may run ref_kernel at init (a big test on a CPU takes minutes)
+OUTPUTS_CHECK_S = 60
+MARK = "kopt-gpumode-outputs: "
+
+
 def _outputs_here(folder: Path, spec: dict) -> str:
-    """The outputs kopt finds for one spec (task.yml's first test), run here: what it cannot map
-    (ref_kernel's result is not tensors) is one line; a problem this machine cannot run (its
-    generate_input needs a GPU library) is only said, and its outputs are found where kopt runs it."""
+    """The outputs kopt finds for one spec (task.yml's first test), run here in a process of its
+    own for at most OUTPUTS_CHECK_S: what it cannot map (ref_kernel's result is not tensors) is one
+    line; a problem this machine cannot run (its code needs a GPU library) or runs too slowly is
+    only said, and its outputs are found where kopt runs it."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]),
+    }
+    code = f"from kopt.formats.gpumode_workspace import print_outputs; print_outputs({str(folder)!r}, {json.dumps(spec)!r})"
     try:
-        got = Problem(folder).setup(seed=0, **spec)["outputs"]
-    except ProblemError:
-        raise
+        run = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=OUTPUTS_CHECK_S, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return f"outputs: not found here (ref_kernel on {spec} ran over {OUTPUTS_CHECK_S} s); found where kopt runs it"
+    said = [json.loads(line[len(MARK) :]) for line in run.stdout.splitlines() if line.startswith(MARK)]
+    if not said:
+        why = " ".join((run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1].split())[:200]
+        return f"outputs: not found here (the check's process ended: {why}); found where kopt runs it"
+    if "problem" in said[-1]:
+        raise ProblemError(said[-1]["problem"])
+    if "error" in said[-1]:
+        return f"outputs: not found on this machine ({said[-1]['error']}); found where kopt runs it"
+    return f"outputs (ref_kernel's, in its order, for {spec}): {said[-1]['outputs']}"
+
+
+def print_outputs(folder: str, spec_json: str) -> None:
+    """The process of ``_outputs_here``: one marked JSON line, the outputs or why there are none."""
+    try:
+        said = {"outputs": Problem(Path(folder)).setup(seed=0, **json.loads(spec_json))["outputs"]}
+    except ProblemError as e:
+        said = {"problem": str(e)}
     except Exception as e:  # noqa: BLE001 - the problem's own code, run on this machine
-        why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
-        return f"outputs: not found on this machine ({why}); found where kopt runs it"
-    return f"outputs (ref_kernel's, in its order, for {spec}): {got}"
+        said = {"error": " ".join(f"{type(e).__name__}: {e}".split())[:200]}
+    print(MARK + json.dumps(said), flush=True)
 
 
 def _class_by(configs: list[dict]) -> list[str]:

@@ -94,9 +94,9 @@ class Candidate:
     walls: dict[str, float] = field(default_factory=dict)  # config key -> the judge's wall µs per call
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Params:
-    """The decision's settings (results/settings/decide.json)."""
+    """The decision's settings (results/settings/decide.json; ``from_settings``)."""
 
     noise_pct: float = 1.0
     # a class's change under this many µs per call is a tie too (its threshold is the larger of the
@@ -109,6 +109,12 @@ class Params:
     # a class this many times faster than the best so far is flagged for review (KernelBench's
     # excessive-speedup check): result reuse or skipped work can hide under the physical limit
     review_speedup: float = 10.0
+
+
+def from_settings(settings: dict) -> Params:
+    """The decision's settings file (kopt.workspace.settings: rule `compare`'s ``decide``) as Params,
+    by name; a name Params does not have is an error, not dropped."""
+    return Params(**settings)
 
 
 def initial_state() -> dict:

@@ -86,12 +86,7 @@ def compare(
     bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
     meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
     cand = candidate(version, correctness_json, df, meta, kernel, bneck)
-    p = dec.Params(
-        params["noise_pct"],
-        params["max_consecutive_regressions"],
-        params.get("trend_floor_pct", 0.0),
-        params.get("review_speedup", 10.0),
-    )
+    p = dec.from_settings(params)
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None

@@ -143,7 +143,9 @@ def test_keep_resets_counter_and_stop():
 
 
 def test_configurable_stop_and_noise():
-    comps, state = fold([cand("v0"), cand("v1", 103, 100), cand("v2", 103, 100)], Params(5.0, 2))
+    comps, state = fold(
+        [cand("v0"), cand("v1", 103, 100), cand("v2", 103, 100)], Params(noise_pct=5.0, max_consecutive_regressions=2)
+    )
     assert [c["decision"] for c in comps] == ["baseline", "discard", "discard"]
     assert [c["reason"] for c in comps] == ["baseline", "tie", "regression"]  # 3% twice in a row under 5% noise
     assert state["consecutive_regressions"] == 1 and not state["stop"]
@@ -492,3 +494,20 @@ def test_a_copy_of_a_few_microsecond_kernel_read_slower_by_its_clock_is_a_tie():
     assert comps[1]["reason"] == "regression" and comps[1]["per_class"][0]["noise_pct"] == 1.0
     faster = [_cand("v0", {"a": 3.84}, {"a": 2.352}), _cand("v1", {"a": 3.0}, {"a": 1.9})]
     assert dec.fold(faster, p)[0][1]["decision"] == "keep"  # 0.45 us is over the floor
+
+
+def test_the_settings_file_reaches_every_rule_by_name():
+    """compare built Params positionally: a field added in the middle shifted the others (on an H200
+    the repository example's noise floor read 5 us and its trend floor 10%, and a 10% gain was a tie)."""
+    import yaml
+
+    from kopt.workspace.settings import from_config
+    from tests.helpers import ROOT
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    settings = from_config(config, gpu="x", kernel_type="triton", command="c")["decide"]
+    p = dec.from_settings(settings)
+    assert (p.noise_pct, p.noise_floor_us, p.trend_floor_pct) == (1.0, 0.25, 0.4)
+    assert (p.max_consecutive_regressions, p.review_speedup) == (5, 10.0)
+    with pytest.raises(TypeError):
+        dec.from_settings({**settings, "noise_percent": 2.0})
