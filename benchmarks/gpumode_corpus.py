@@ -13,6 +13,7 @@ Prints one line per problem and a total; writes OUT/table.md and OUT/table.csv.
 
 import argparse
 import io
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -68,11 +69,15 @@ def one(src: Path, name: str, out: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("source", type=Path, help="a bare git directory of gpu-mode/reference-kernels, or a problems folder")
+    ap.add_argument(
+        "source", type=Path, help="a bare git directory of gpu-mode/reference-kernels, or a problems folder"
+    )
     ap.add_argument("--commit", default="fec6e3c", help="the commit to extract (fec6e3c: the last MIT-licensed)")
     ap.add_argument("--out", type=Path, default=Path("runs/gpumode-corpus"))
     ap.add_argument("--only", default="", help="run the problems whose name contains this")
     a = ap.parse_args()
+    for made in ("ws", "gate"):  # an earlier run's workspaces: kopt init writes new ones only
+        shutil.rmtree(a.out / made, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         problems = a.source if (a.source / "task.yml").exists() or not (a.source / "HEAD").is_file() else None
         problems = problems or extract(a.source, a.commit, Path(tmp))

@@ -21,10 +21,10 @@ the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module
 
 A version defining ``custom_kernel(data)`` (a submission, as it is) gets the same packed data and
 returns the output, or a tuple of the outputs in ``ref_kernel``'s order, as gpu-mode's ``eval.py``
-calls it; the kernel's process copies what it returns into the outputs' buffers, in that order. Where there is no GPU (the interpreter's
-runs), the problem's ``device="cuda"``, ``.cuda()``, ``.to("cuda")`` and
-``torch.Generator(device="cuda")`` make tensors on torch's default device instead
-(``on_the_harness_device``).
+calls it; the kernel's process copies what it returns into the outputs' buffers, in that order.
+Where there is no GPU (the interpreter's runs), the problem's ``device="cuda"``, ``.cuda()``,
+``.to("cuda")`` and ``torch.Generator(device="cuda")``, in generate_input and in ref_kernel, make
+tensors on torch's default device instead (``on_the_harness_device``).
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ the submission, not ``eval.py``, whose work kernel-opt does) into ``problem/``, 
 handing them to kopt.formats.gpumode, the problem's ``submission.py`` as ``kernels/v0.py`` (with
 ``v0.yaml``) and ``target.yaml``: ``benchmarks`` without their seeds are the GPU configs, ``tests``
 without theirs the CPU configs (the interpreter's; on a GPU the gate runs on the benchmarks'
-configs themselves), the tolerance ``check_implementation``'s. It says what it inferred; what it
-cannot map is one line naming the file, and nothing is written.
+configs themselves), the tolerance ``check_implementation``'s. It says what it inferred, the
+outputs too (``ref_kernel`` run on task.yml's first test, in a process of its own); what it cannot
+map is one line naming the file, and nothing is written.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
         )
 
 
-def _binds_custom_kernel(tree) -> bool:
+def _binds_custom_kernel(tree: ast.Module) -> bool:
     """The submission defines ``custom_kernel``: a def (anywhere), or at module level an assignment
     (``custom_kernel = torch.compile(fn)``) or an import binding that name."""
     if any(
@@ -125,7 +126,7 @@ def _outputs_here(folder: Path, spec: dict) -> str:
     only said, and its outputs are found where kopt runs it."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")])),
     }
     code = f"from kopt.formats.gpumode_workspace import print_outputs; print_outputs({str(folder)!r}, {json.dumps(spec)!r})"
     try:
