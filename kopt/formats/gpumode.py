@@ -9,7 +9,8 @@ each a spec with its own seed) and a shared ``utils.py``. ``kopt init --gpumode`
 the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module's ``Problem``:
 
 - a config is a spec without its seed: ``setup(seed, **spec)`` calls ``generate_input`` with
-  kopt's fresh seed; the data's elements are inputs ``data0``, ``data1``, ... by position;
+  kopt's fresh seed; the data's elements are inputs ``data0``, ``data1``, ... by position (tensors,
+  or plain values holding none: a dict of weights or a model among them is refused);
 - the outputs are what ``ref_kernel`` returns (a tensor, or a tuple/list of tensors), named in
   that order, once per config: an element of the data it returns itself (found by identity) is
   written in place, as the problem's own buffer; a new tensor lands in a trailing element of the
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib.util
+import itertools
 import sys
 from pathlib import Path
 
@@ -133,6 +135,24 @@ def pack(inputs: dict):
     return items[0] if len(items) == 1 else tuple(items)
 
 
+def _holds_tensors(v, depth: int = 0) -> bool:
+    """Tensors inside a container or an object (a dict of weights, a model, a config holding them),
+    looked for a few levels deep and among the first thousand items of each."""
+    if isinstance(v, torch.Tensor):
+        return True
+    if depth > 3 or isinstance(v, (str, bytes, type)):
+        return False
+    if isinstance(v, dict):
+        items = v.values()
+    elif isinstance(v, (list, tuple, set, frozenset)):
+        items = v
+    elif hasattr(v, "__dict__"):
+        items = vars(v).values()
+    else:
+        return False
+    return any(_holds_tensors(x, depth + 1) for x in itertools.islice(items, 1000))
+
+
 def _cloned(inputs: dict) -> dict:
     """The data with every tensor copied: ``ref_kernel`` may write what it is given."""
     return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
@@ -174,6 +194,13 @@ class Problem:
         with on_the_harness_device():
             data = self.mod.generate_input(**spec, seed=seed)
         items = list(data) if isinstance(data, (tuple, list)) else [data]
+        hidden = next((i for i, v in enumerate(items) if not isinstance(v, torch.Tensor) and _holds_tensors(v)), None)
+        if hidden is not None:
+            raise ProblemError(
+                f"{self.folder / 'reference.py'}: generate_input's element {hidden} is a {type(items[hidden]).__name__} "
+                "holding tensors (kernel-opt's inputs are tensors and plain values, each an element of the data: "
+                "tensors inside another object get no fresh draw, float64 reference or mutation check)"
+            )
         inputs = {f"{DATA}{i}": v for i, v in enumerate(items)}
         key = repr(sorted(spec.items()))  # values may be lists
         if key not in self._outputs:

@@ -349,6 +349,21 @@ def test_what_ref_kernel_returns_that_cannot_be_mapped_is_one_line_naming_the_us
     assert not (tmp_path / "ws").exists() and not list(tmp_path.glob(".ws*"))
 
 
+def test_tensors_inside_another_element_of_the_data_are_one_line(tmp_path, capsys):
+    """bioml/trimul's and amd/moe's shape: the weights in a dict beside the input, which kopt could
+    neither draw afresh, nor make float64 for the reference, nor check for mutation."""
+    data = "a, {'w': b}, {'dim': 8}"
+    src = _problem(
+        tmp_path, INPUT.format(returns=data) + "def ref_kernel(data):\n    return data[0] @ data[1]['w']\n", STUB
+    )
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        err.count("\n") == 0 and f"{src / 'reference.py'}: generate_input's element 1 is a dict holding tensors" in err
+    )
+    assert not (tmp_path / "ws").exists()
+
+
 @pytest.mark.parametrize(
     "reference, submission, words",
     [
