@@ -68,12 +68,6 @@ SECOND_CLOCK_SLACK_US = 0.5
 SECOND_CLOCK_LAUNCH_US = 2.0
 CLOCK_NAME = "ncu"  # bench.csv's clock column: Nsight Compute, outside the kernel's process
 BASELINE_WARMUP = 3
-# The clock's calls all use one input set (its values drawn fresh for each call, its outputs
-# poisoned and checked): through a pool of 8, each call met its buffers for the first time in that
-# process, and an identical 48 us softmax read 46.9-48.0 us in five processes on the H100 (a 1%
-# noise rule kept such copies); on one buffer five processes read 47.71-47.84 us
-# (docs/runs/h100-clock/probe_flush_spread.txt).
-CLOCK_SETS = 1
 BASELINE_RANGE = "kopt-clock"  # a trusted baseline's counted calls (ncu --nvtx-include), and the warm-up
 WARMUP_KERNEL = "FillFunctor"  # the warm-up launch's kernel (torch.ones), first in every record
 
@@ -219,9 +213,12 @@ def _keep_record(csv_path: Path, key: str) -> None:
 
 
 def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda name: None) -> list[dict]:
-    """The config's ``clock_calls`` calls in ``proc`` on one input set (CLOCK_SETS), each drawn
+    """The config's ``clock_calls`` calls (whole cycles of its input pool) in ``proc``, each drawn
     fresh, the L2 flushed by the judge, timed on the judge's clock, checked; their seeds and times."""
-    trial = Trial(ref, proc, item, device="cuda", opts={**opts, "flush_l2": False}, phase="clock", max_sets=CLOCK_SETS)
+    trial = Trial(
+        ref, proc, item, device="cuda", opts={**opts, "flush_l2": False}, phase="clock",
+        max_sets=int(opts.get("pool_sets", 8)),
+    )  # fmt: skip
     baseline = bool(opts.get("torch_baseline"))
     for i in range(BASELINE_WARMUP if baseline else 0):
         trial.judged(f"config {item['key']}, clock warm-up call {i}")
