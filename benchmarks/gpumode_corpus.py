@@ -18,22 +18,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-import pandas as pd
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus_gate import gate_row, write_table  # noqa: E402 - it puts the repository on the path too
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 from kopt.cli.init import _loads  # noqa: E402
 from kopt.formats import gpumode_workspace as gw  # noqa: E402
-from kopt.steps.bench import check_then_time  # noqa: E402
-
-PARAMS = {
-    "device": "cpu",
-    "timeout_s": 300,
-    "bench": {"warmup_ms": 10, "rep_ms": 20, "min_samples": 10, "max_samples": 50, "flush_l2": True},
-}
 
 
 def extract(git_dir: Path, commit: str, dest: Path) -> Path:
@@ -44,27 +35,6 @@ def extract(git_dir: Path, commit: str, dest: Path) -> Path:
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         t.extractall(dest, filter="data")
     return dest / "problems"
-
-
-def one(src: Path, name: str, out: Path) -> dict:
-    """One problem: init as the CLI does (the workspace loader checks it), then v0's gate."""
-    t0, ws = time.perf_counter(), out / "ws" / name.replace("/", "+")
-    row = {"problem": name, "stage": "init", "s": 0.0, "why": ""}
-    try:
-        gw.init(ws, src, check=_loads)
-        row["stage"] = "gate"
-        gate = out / "gate" / name.replace("/", "+")
-        corr, _ = check_then_time(
-            gate, version="v0", target=str(ws / "target.yaml"), kernel=str(ws / "kernels" / "v0.py"),
-            log=str(gate / "steps.log"), params=PARAMS, time=False,
-        )  # fmt: skip
-        row["stage"] = "pass" if corr["status"] == "pass" else "gate"
-        row["why"] = "" if corr["status"] == "pass" else f"{corr['status']}: {corr.get('error')}"
-    except Exception as e:  # noqa: BLE001 - each problem's failure is a row, not the end of the run
-        row["why"] = f"{type(e).__name__}: {e}"
-    row["s"] = round(time.perf_counter() - t0, 1)
-    row["why"] = " ".join(str(row["why"]).split())[:300]
-    return row
 
 
 def main() -> None:
@@ -81,24 +51,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         problems = a.source if (a.source / "task.yml").exists() or not (a.source / "HEAD").is_file() else None
         problems = problems or extract(a.source, a.commit, Path(tmp))
-        rows = []
-        for yml in sorted(problems.rglob("task.yml")):
-            name = str(yml.parent.relative_to(problems))
-            if a.only in name:
-                rows.append(one(yml.parent, name, a.out))
-                r = rows[-1]
-                print(f"{r['problem']}: {r['stage']} ({r['s']} s) {r['why']}", flush=True)
-    df = pd.DataFrame(rows)
-    a.out.mkdir(parents=True, exist_ok=True)
-    df.to_csv(a.out / "table.csv", index=False)
-    counts = df["stage"].value_counts().to_dict()
-    head = (
-        f"{len(df)} problems from {a.source} at {a.commit}: {counts.get('pass', 0)} pass v0's gate on the CPU, "
-        f"{counts.get('gate', 0)} made a workspace that did not pass, {counts.get('init', 0)} made none; "
-        f"{df['s'].sum():.0f} s in all.\n"
-    )
-    (a.out / "table.md").write_text(head + "\n" + df.to_markdown(index=False) + "\n")
-    print(head)
+        rows = [
+            gate_row(name, lambda ws, src=yml.parent: gw.init(ws, src, check=_loads), a.out)
+            for yml in sorted(problems.rglob("task.yml"))
+            if a.only in (name := str(yml.parent.relative_to(problems)))
+        ]
+    write_table(rows, a.out, f"{a.source} at {a.commit}")
 
 
 if __name__ == "__main__":

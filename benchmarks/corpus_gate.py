@@ -1,0 +1,57 @@
+"""What the corpus scripts share (kernelbench_level1.py, gpumode_corpus.py): one problem through
+its `kopt init` and v0's correctness gate on the CPU, as a table row, and the table of all rows."""
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from kopt.steps.bench import check_then_time  # noqa: E402
+
+PARAMS = {
+    "device": "cpu",
+    "timeout_s": 300,
+    "bench": {"warmup_ms": 10, "rep_ms": 20, "min_samples": 10, "max_samples": 50, "flush_l2": True},
+}
+
+
+def gate_row(name: str, init: Callable[[Path], None], out: Path) -> dict:
+    """``init(ws)`` writes the problem's workspace, then v0's gate: the stage reached (init, gate,
+    pass), the seconds, and the one line of a failure. Printed as it ends."""
+    t0, slug = time.perf_counter(), name.replace("/", "+")
+    ws, gate = out / "ws" / slug, out / "gate" / slug
+    row = {"problem": name, "stage": "init", "s": 0.0, "why": ""}
+    try:
+        init(ws)
+        row["stage"] = "gate"
+        corr, _ = check_then_time(
+            gate, version="v0", target=str(ws / "target.yaml"), kernel=str(ws / "kernels" / "v0.py"),
+            log=str(gate / "steps.log"), params=PARAMS, time=False,
+        )  # fmt: skip
+        row["stage"] = "pass" if corr["status"] == "pass" else "gate"
+        row["why"] = "" if corr["status"] == "pass" else f"{corr['status']}: {corr.get('error')}"
+    except Exception as e:  # noqa: BLE001 - each problem's failure is a row, not the end of the run
+        row["why"] = f"{type(e).__name__}: {e}"
+    row["s"] = round(time.perf_counter() - t0, 1)
+    row["why"] = " ".join(str(row["why"]).split())[:300]
+    print(f"{row['problem']}: {row['stage']} ({row['s']} s) {row['why']}", flush=True)
+    return row
+
+
+def write_table(rows: list[dict], out: Path, source: str) -> None:
+    """OUT/table.csv and OUT/table.md (a count line, then the rows); the count line printed."""
+    df = pd.DataFrame(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / "table.csv", index=False)
+    counts = df["stage"].value_counts().to_dict()
+    head = (
+        f"{len(df)} problems from {source}: {counts.get('pass', 0)} pass v0's gate on the CPU, "
+        f"{counts.get('gate', 0)} made a workspace that did not pass, {counts.get('init', 0)} made none; "
+        f"{df['s'].sum():.0f} s in all.\n\n"
+    )
+    (out / "table.md").write_text(head + df.to_markdown(index=False) + "\n")
+    print(head)
