@@ -1,4 +1,5 @@
-"""SASS listings by cuobjdump, run on the trusted side at native speed.
+"""SASS listings by cuobjdump, started by the trusted side (not under Nsight Compute), in the
+kernel's sandbox.
 
 Of a CUDA build's library (rule `build`) and of the cubins of a Triton version's compiled
 specialisations, which the kernel's process writes and the judge copies (rule `measure`'s
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 
@@ -25,14 +27,19 @@ def tool(compiler: str | None = None) -> str | None:
 
 def disassemble(binary: Path, out: Path, compiler: str | None = None) -> str | None:
     """``binary``'s SASS (a library or a cubin) written to ``out``; its name, or None when there is
-    no cuobjdump or it could not read the file."""
+    no cuobjdump or it could not read the file. cuobjdump runs in the kernel's sandbox
+    (kopt.inside.confined, by its module name: the judge imports nothing of that side): the file
+    may be the kernel's process's making."""
     found = tool(compiler)
     if found is None:
         return None
+    confined = [sys.executable, "-m", "kopt.inside.confined", str(out.parent / ".confined")]
     try:
-        r = subprocess.run([found, "-sass", str(binary)], capture_output=True, text=True, timeout=120)
+        r = subprocess.run([*confined, found, "-sass", str(binary)], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
+    finally:
+        shutil.rmtree(out.parent / ".confined", ignore_errors=True)
     if r.returncode != 0:
         return None
     out.write_text(r.stdout)

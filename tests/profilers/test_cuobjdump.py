@@ -35,3 +35,17 @@ def test_the_kernels_record_names_the_listing_the_judge_wrote(tmp_path):
     shutil.copy(CUBIN, tmp_path / "k.1.cubin")
     specs = [{"function": "k", "asm_files": ["k.1.ttgir", "k.1.cubin"]}]
     assert _disassembled(specs, tmp_path)[0]["asm_files"] == ["k.1.ttgir", "k.1.sass"]
+
+
+def test_the_tool_that_reads_the_kernels_files_runs_in_the_kernels_sandbox(tmp_path):
+    """A cubin is the kernel's process's making: what parses it may write only under its scratch."""
+    import subprocess
+    import sys
+
+    from kopt.inside import sandbox
+
+    outside, scratch = tmp_path / "outside", tmp_path / "scratch"
+    script = f"echo in > {scratch}/in; echo out > {outside}"
+    subprocess.run([sys.executable, "-m", "kopt.inside.confined", str(scratch), "/bin/sh", "-c", script], check=False)
+    assert (scratch / "in").read_text() == "in\n"
+    assert not outside.exists() if sandbox.abi() >= 1 else outside.exists()
