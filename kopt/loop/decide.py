@@ -418,9 +418,9 @@ def _class_row(
     use_gpu = same_clock and all(best_gpu.get(k) and cand.gpu_us.get(k) for k in keys)
     gpu_delta = (geomean(cand.gpu_us[k] / best_gpu[k] for k in keys) - 1) * 100 if use_gpu else None
     delta = gpu_delta if use_gpu else script_delta
-    params = _class_noise(
-        params, geomean(best_gpu[k] for k in keys) if use_gpu else geomean(best["medians"][k] for k in keys)
-    )
+    best_us = geomean(best["medians"][k] for k in keys)
+    best_gpu_us = geomean(best_gpu[k] for k in keys) if use_gpu else None
+    params = replace(params, noise_pct=noise_threshold(params.noise_pct, params.noise_floor_us, best_gpu_us or best_us))
     verdict, note, small = _noise_verdict(delta, last_dir, params)
     clocks = None
     if use_gpu:
@@ -433,9 +433,9 @@ def _class_row(
         disagreement += "; the GPU time decides"
     row = {
         "class": cls,
-        "best_us": geomean(best["medians"][k] for k in keys),
+        "best_us": best_us,
         "candidate_us": geomean(cand.medians[k] for k in keys),
-        "best_gpu_us": geomean(best_gpu[k] for k in keys) if use_gpu else None,
+        "best_gpu_us": best_gpu_us,
         "candidate_gpu_us": geomean(cand.gpu_us[k] for k in keys) if use_gpu else None,
         "script_delta_pct": script_delta,
         "gpu_delta_pct": gpu_delta,
@@ -523,11 +523,10 @@ def _disagreement(
     return "; ".join(out) or None
 
 
-def _class_noise(params: Params, best_us: float) -> Params:
-    """``params`` with this class's noise threshold: noise_pct, or noise_floor_us of the best's time
-    per call on the deciding clock when that is more (a short launch)."""
-    floor_pct = 100.0 * params.noise_floor_us / best_us if best_us > 0 else 0.0
-    return replace(params, noise_pct=max(params.noise_pct, floor_pct))
+def noise_threshold(noise_pct: float, floor_us: float, best_us: float) -> float:
+    """A class's noise threshold (%): ``noise_pct``, or ``floor_us`` of the best's time per call on
+    the deciding clock when that is more (a short launch). The fold's and a rerun's (kopt.loop.rerun)."""
+    return max(noise_pct, 100.0 * floor_us / best_us if best_us > 0 else 0.0)
 
 
 def _plain_verdict(delta: float, noise: float) -> str:

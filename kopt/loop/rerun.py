@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kopt.loop.decide import geomean
+from kopt.loop.decide import geomean, noise_threshold
 from kopt.workspace.records import gpu_column
 
 # what a run was made from (correctness.json's provenance): a difference means another version ran;
@@ -70,7 +70,7 @@ def class_deltas(a: pd.DataFrame, b: pd.DataFrame, noise_pct: float, floor_us: f
         col_a, col_b = gpu_column(a.loc[keys]), gpu_column(b.loc[keys])
         col = col_a if col_a and col_a == col_b else "median_us"
         delta = (geomean(b.loc[k, col] / a.loc[k, col] for k in keys) - 1) * 100
-        noise = max(noise_pct, 100.0 * floor_us / geomean(a.loc[k, col] for k in keys))
+        noise = noise_threshold(noise_pct, floor_us, geomean(a.loc[k, col] for k in keys))
         verdict = "same" if abs(delta) < noise else ("faster" if delta < 0 else "slower")
         out.append({"class": cls, "basis": col, "configs": len(keys), "delta_pct": round(delta, 3), "verdict": verdict})
     return out
