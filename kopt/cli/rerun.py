@@ -45,8 +45,9 @@ def cmd_rerun(a) -> int:
     decide = results / "settings" / "decide.json"
     rule = json.loads(decide.read_text()) if decide.is_file() else {}
     doc = compare_runs(
-        results, dest / "results", v, float(rule.get("noise_pct", 1.0)), float(rule.get("noise_floor_us", 0.0))
-    )
+        results, dest / "results", v, float(rule.get("noise_pct", 1.0)), float(rule.get("noise_floor_us", 0.0)),
+        float(rule.get("noise_se_z", 3.0)),
+    )  # fmt: skip
     doc["workspace_changed_since"] = {k: {"recorded": r, "now": n} for k, (r, n) in changed.items()}
     doc["ran"] = (
         "the recorded files"

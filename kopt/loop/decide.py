@@ -92,6 +92,7 @@ class Candidate:
     evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
     walls: dict[str, float] = field(default_factory=dict)  # config key -> the judge's wall µs per call
+    gpu_se: dict[str, float] = field(default_factory=dict)  # config key -> gpu_us's standard error (ncu's calls)
 
 
 @dataclass(kw_only=True)
@@ -102,6 +103,9 @@ class Params:
     # a class's change under this many µs per call is a tie too (its threshold is the larger of the
     # two): the clock's resolution on launches of a few µs (config.yaml)
     noise_floor_us: float = 0.25
+    # ... and under this many standard errors of the class's delta, where Nsight Compute's calls give
+    # one (kopt.measure.outside_clock.standard_error): what two processes of one kernel read apart
+    noise_se_z: float = 3.0
     max_consecutive_regressions: int = 5
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
     # rerun spread): without it +0.01% then +0.02% would make a regression
@@ -420,7 +424,11 @@ def _class_row(
     delta = gpu_delta if use_gpu else script_delta
     best_us = geomean(best["medians"][k] for k in keys)
     best_gpu_us = geomean(best_gpu[k] for k in keys) if use_gpu else None
-    params = replace(params, noise_pct=noise_threshold(params.noise_pct, params.noise_floor_us, best_gpu_us or best_us))
+    se_pct = class_se_pct(keys, best_gpu, best.get("gpu_se") or {}, cand.gpu_us, cand.gpu_se) if use_gpu else None
+    noise = noise_threshold(params.noise_pct, params.noise_floor_us, best_gpu_us or best_us, se_pct, params.noise_se_z)
+    # a sub-noise direction counts toward twice in a row from half the standard errors the threshold allows
+    trend = max(params.trend_floor_pct, params.noise_se_z / 2 * (se_pct or 0.0))
+    params = replace(params, noise_pct=noise, trend_floor_pct=trend)
     verdict, note, small = _noise_verdict(delta, last_dir, params)
     clocks = None
     if use_gpu:
@@ -442,7 +450,8 @@ def _class_row(
         "basis": "profiler" if use_gpu else "script",
         "gpu_clock": cand.clock if use_gpu else None,  # ncu: read outside the kernel's process
         "delta_pct": delta,
-        "noise_pct": params.noise_pct,  # this class's threshold (noise_pct, or noise_floor_us of its time)
+        "noise_pct": params.noise_pct,  # this class's threshold (noise_pct, noise_floor_us of its time, or se_pct's z)
+        "se_pct": se_pct,  # the delta's standard error on Nsight Compute's clock (%; None: not measured)
         "clocks": clocks,
         "verdict": verdict,
         "targeted": cand.target_classes is None or cls in cand.target_classes,
@@ -523,10 +532,25 @@ def _disagreement(
     return "; ".join(out) or None
 
 
-def noise_threshold(noise_pct: float, floor_us: float, best_us: float) -> float:
-    """A class's noise threshold (%): ``noise_pct``, or ``floor_us`` of the best's time per call on
-    the deciding clock when that is more (a short launch). The fold's and a rerun's (kopt.loop.rerun)."""
-    return max(noise_pct, 100.0 * floor_us / best_us if best_us > 0 else 0.0)
+def noise_threshold(
+    noise_pct: float, floor_us: float, best_us: float, se_pct: float | None = None, z: float = 3.0
+) -> float:
+    """A class's noise threshold (%): ``noise_pct``; or ``floor_us`` of the best's time per call on
+    the deciding clock when that is more (a short launch); or ``z`` standard errors of the class's
+    delta (``se_pct``, class_se_pct) when that is more still (a clock that resolves less on this
+    kernel than the rule asks). The fold's and a rerun's (kopt.loop.rerun)."""
+    return max(noise_pct, 100.0 * floor_us / best_us if best_us > 0 else 0.0, z * (se_pct or 0.0))
+
+
+def class_se_pct(keys: list[str], a: dict, a_se: dict, b: dict, b_se: dict) -> float | None:
+    """The standard error (%) of a class's delta, the geometric mean of its configs' ratios b/a,
+    from each time's own standard error (Nsight Compute's calls); None unless every config of both
+    has one. Two processes of one kernel differ by about this much: on the H100 an honest 48 µs
+    softmax read 47.6-48.3 µs in ten processes of 8 calls (docs/runs/h100-clock/)."""
+    if not all(k in a_se and k in b_se and a.get(k) and b.get(k) for k in keys):
+        return None
+    var = sum((a_se[k] / a[k]) ** 2 + (b_se[k] / b[k]) ** 2 for k in keys)
+    return 100.0 * math.sqrt(var) / len(keys)
 
 
 def _plain_verdict(delta: float, noise: float) -> str:
@@ -668,6 +692,7 @@ def _best_of(c: Candidate) -> dict:
         "gpu_us": dict(c.gpu_us),
         "clock": c.clock,
         "walls": dict(c.walls),
+        "gpu_se": dict(c.gpu_se),
         "target_reached": dict(c.target_reached) if c.target_reached is not None else None,
     }
 

@@ -129,6 +129,7 @@ class BenchRow(Open):
     profiler_note: str | None = None  # why the profiler gave no time, or a torch baseline's profiled-call dispute
     clock: str | None = None  # what decides: "ncu" (gpu_us, outside the kernel's process), "in-process", "judge" (CPU)
     gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
+    gpu_se_us: float | None = None  # its standard error: the calls' spread over sqrt(calls) (None: calls unequal)
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
     wall_us: float | None = (
         None  # the judge's own clock per call (median; on a GPU the lower quartile of its wall calls)
@@ -152,8 +153,8 @@ def gpu_column(df: pd.DataFrame) -> str | None:
 
 def gpu_times(df: pd.DataFrame) -> dict:
     """A bench.csv's GPU times as the decision fold takes them (``gpu_us``), the clock they are on
-    (``clock``: ncu, in-process; judge on the CPU, whose medians are the judge's own round trips)
-    and the judge's wall time per call (``walls``)."""
+    (``clock``: ncu, in-process; judge on the CPU, whose medians are the judge's own round trips),
+    the judge's wall time per call (``walls``) and Nsight Compute's standard errors (``gpu_se``)."""
     walls = {r.config_key: float(r.wall_us) for r in df.itertuples() if pd.notna(getattr(r, "wall_us", None))}
     if len(df) and "clock" in df and (df["clock"] == "judge").all():
         return {"gpu_us": {}, "clock": "judge", "walls": walls}
@@ -163,7 +164,10 @@ def gpu_times(df: pd.DataFrame) -> dict:
         gpu = {
             r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0
         }
-    return {"gpu_us": gpu, "clock": "ncu" if col == "gpu_us" else "in-process", "walls": walls}
+    se = {}
+    if col == "gpu_us" and "gpu_se_us" in df:  # Nsight Compute's standard errors, where the calls were equal
+        se = {r.config_key: float(r.gpu_se_us) for r in df.itertuples() if pd.notna(r.gpu_se_us)}
+    return {"gpu_us": gpu, "clock": "ncu" if col == "gpu_us" else "in-process", "walls": walls, "gpu_se": se}
 
 
 def config_columns(df: pd.DataFrame) -> list[str]:

@@ -29,7 +29,14 @@ def from_config(config: dict, *, gpu: str, kernel_type: str, command: str) -> di
         "bottleneck": {"target_fraction": config["roofline_target"]},
         "decide": {
             k: config[k]
-            for k in ("noise_pct", "noise_floor_us", "trend_floor_pct", "max_consecutive_regressions", "review_speedup")
+            for k in (
+                "noise_pct",
+                "noise_floor_us",
+                "noise_se_z",
+                "trend_floor_pct",
+                "max_consecutive_regressions",
+                "review_speedup",
+            )
         },
         "report": {"command": command, "kernel_type": kernel_type, "target_fraction": config["roofline_target"]},
     }

@@ -70,7 +70,7 @@ def _fold(tiny: Path, runs: list[tuple[str, dict, pd.DataFrame, Path]]) -> list[
 
 
 def _show(df: pd.DataFrame) -> None:
-    cols = ["config_key", "status", "clock", "gpu_us", "gpu_launches", "median_us", "profiler_us", "wall_us", "error"]
+    cols = ["config_key", "status", "clock", "gpu_us", "gpu_se_us", "gpu_launches", "median_us", "profiler_us", "wall_us", "error"]
     print(df[[c for c in cols if c in df]].to_string())
 
 
@@ -79,6 +79,7 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         _show(df)
         assert corr["status"] == "pass" and (df["status"] == "ok").all(), df["error"].tolist()
         assert set(df["clock"]) == {"ncu"} and (df["gpu_us"] > 0).all() and (df["gpu_launches"] == 1).all()
+        assert (df["gpu_se_us"] > 0).all() and (df["gpu_se_us"] < 0.05 * df["gpu_us"]).all()  # one launch a call
         assert df["profiler_us"].isna().all()  # no in-process trace where Nsight Compute decides
         # the events bracket the launches (and their own pair): not below the GPU's time
         assert (df["median_us"] >= 0.95 * df["gpu_us"] - 2.5).all()

@@ -507,7 +507,50 @@ def test_the_settings_file_reaches_every_rule_by_name():
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     settings = from_config(config, gpu="x", kernel_type="triton", command="c")["decide"]
     p = dec.from_settings(settings)
-    assert (p.noise_pct, p.noise_floor_us, p.trend_floor_pct) == (1.0, 0.25, 0.4)
+    assert (p.noise_pct, p.noise_floor_us, p.noise_se_z, p.trend_floor_pct) == (1.0, 0.25, 3.0, 0.4)
     assert (p.max_consecutive_regressions, p.review_speedup) == (5, 10.0)
     with pytest.raises(TypeError):
         dec.from_settings({**settings, "noise_percent": 2.0})
+
+
+def _timed(v, gpu, se):
+    """One config on Nsight Compute's clock with the standard error of its calls."""
+    c = outside(v, gpu, 10_000.0)
+    c.gpu_se = {"a1": se} if se is not None else {}
+    return c
+
+
+def test_a_copy_read_apart_by_more_than_the_rule_is_a_tie_within_its_standard_errors():
+    """H100: an honest 48 us softmax read 47.99 then 47.18 us in two processes of 8 calls (-1.7%),
+    its launches spread 1.5%, so each mean has a standard error of about 0.25 us: under three of
+    them (sqrt(2) * 0.52% * 3 = 2.2%) the copy is a tie; without the errors the 1% rule kept it."""
+    p = dec.Params()
+    comps, _ = fold([_timed("v0", 47.99, 0.25), _timed("v1", 47.18, 0.25)], p)
+    row = comps[1]["per_class"][0]
+    assert comps[1]["reason"] == "tie", row
+    assert row["se_pct"] == pytest.approx(100 * ((0.25 / 47.99) ** 2 + (0.25 / 47.18) ** 2) ** 0.5)
+    assert row["noise_pct"] == pytest.approx(3 * row["se_pct"])
+    assert fold([_timed("v0", 47.99, None), _timed("v1", 47.18, 0.25)], p)[0][1]["decision"] == "keep"
+    assert fold([_timed("v0", 47.99, 0.25), _timed("v1", 44.0, 0.25)], p)[0][1]["decision"] == "keep"  # -8.3%
+
+
+def test_a_precise_clock_keeps_the_one_percent_rule_and_a_class_pools_its_configs_errors():
+    """Errors of 0.05% leave the rule at 1%; a class of four configs has half one config's error."""
+    comps, _ = fold([_timed("v0", 180.0, 0.09), _timed("v1", 178.0, 0.09)], dec.Params())
+    assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["noise_pct"] == 1.0
+    keys = ["a", "b", "c", "d"]
+    one = dec.class_se_pct(["a"], {"a": 100.0}, {"a": 1.0}, {"a": 100.0}, {"a": 1.0})
+    four = dec.class_se_pct(keys, dict.fromkeys(keys, 100.0), dict.fromkeys(keys, 1.0), dict.fromkeys(keys, 100.0),
+                            dict.fromkeys(keys, 1.0))  # fmt: skip
+    assert one == pytest.approx(2**0.5) and four == pytest.approx(one / 2)
+    assert dec.class_se_pct(keys, dict.fromkeys(keys, 100.0), {"a": 1.0}, dict.fromkeys(keys, 100.0), {}) is None
+
+
+def test_twice_in_a_row_counts_a_direction_only_beyond_half_the_errors_allowed():
+    """Two copies each 0.8% faster with 0.5% errors (threshold 2.1%): 0.8% is under 1.5 errors, so
+    the second is no improvement; 1.2% twice is."""
+    p = dec.Params()
+    small = [_timed("v0", 100.0, 0.5), _timed("v1", 99.2, 0.5), _timed("v2", 99.2, 0.5)]
+    assert [c["decision"] for c in fold(small, p)[0]] == ["baseline", "discard", "discard"]
+    more = [_timed("v0", 100.0, 0.5), _timed("v1", 98.8, 0.5), _timed("v2", 98.8, 0.5)]
+    assert [c["decision"] for c in fold(more, p)[0]] == ["baseline", "discard", "keep"]

@@ -100,3 +100,16 @@ def test_a_few_microsecond_class_within_the_noise_floor_reproduces(tmp_path):
     b = _run(tmp_path / "b", gpu_us=(2.47, 2.47, 30.0))
     assert compare_runs(a, b, "v1", noise_pct=1.0, floor_us=0.25)["verdict"] == "reproduces"
     assert compare_runs(a, b, "v1", noise_pct=1.0)["verdict"] == "differs"
+
+
+def test_a_rerun_within_three_standard_errors_of_nsight_computes_calls_reproduces():
+    """-1.7% of a 48 us launch whose calls' means have 0.25 us errors is within 3 errors (2.2%)."""
+    from kopt.loop.rerun import class_deltas
+
+    def run(us, se):
+        row = {"config_key": "k", "config_class": "A", "status": "ok", "median_us": us + 2, "gpu_us": us}
+        return pd.DataFrame([{**row, "gpu_se_us": se}])
+
+    assert class_deltas(run(47.99, 0.25), run(47.18, 0.25), 1.0)[0]["verdict"] == "same"
+    assert class_deltas(run(47.99, None), run(47.18, 0.25), 1.0)[0]["verdict"] == "faster"
+    assert class_deltas(run(47.99, 0.25), run(47.18, 0.25), 1.0, z=1.0)[0]["verdict"] == "faster"

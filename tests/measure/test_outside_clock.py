@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,18 @@ def test_a_configs_gpu_time_is_every_launch_of_its_process_over_its_calls():
     assert got["gpu_us"] == pytest.approx((8.0 + 4 * 2.0 + 1.0) / 4)
     assert got["gpu_launches"] == pytest.approx(6 / 4) and got["wall_us"] == pytest.approx(101.5)
     assert got["calls"] == CALLS
+
+
+def test_the_standard_error_is_the_calls_totals_spread_where_every_call_made_as_many_launches():
+    """Two launches a call, totals 10, 12, 14, 16 us: sd 2.58 over sqrt(4); a first call's extra
+    launch leaves the calls unequal and no error is claimed."""
+    ls = [launch("k", us) for t in (10.0, 12.0, 14.0, 16.0) for us in (t - 3.0, 3.0)]
+    got = oc.per_config(ls, CALLS, "a")
+    assert got["gpu_us"] == pytest.approx(13.0) and got["gpu_se_us"] == pytest.approx(
+        statistics.stdev([10, 12, 14, 16]) / 2
+    )
+    assert oc.per_config([launch("at-import", 8.0), *ls], CALLS, "a")["gpu_se_us"] is None
+    assert oc.per_config([launch("k", 2.0)], CALLS[:1], "a")["gpu_se_us"] is None
 
 
 @pytest.mark.parametrize(
@@ -158,6 +171,7 @@ def test_a_record_of_the_softmax_example_on_the_h100_decides():
     calls = [{"seed": i, "set": i % 8, "wall_us": 8000.0} for i in range(32)]
     got = oc.per_config(launches, calls, "M=262144,N=256,dtype=float32")
     assert got["gpu_us"] == pytest.approx(179.919, abs=0.01) and got["gpu_launches"] == 1.0
+    assert got["gpu_se_us"] == pytest.approx(0.1, abs=0.05)  # 0.33% spread over sqrt(32)
 
 
 def test_where_nsight_compute_decides_a_kernel_gets_no_in_process_trace_and_a_baseline_keeps_it():
