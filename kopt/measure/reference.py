@@ -313,7 +313,9 @@ def available_bytes(device: str) -> int:
     return 1 << 62  # unknown: do not refuse
 
 
-def _is_oom(e: BaseException) -> bool:
+def ran_out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` (or the error of the reference's that a KernelFault wraps) is running out of memory."""
+    e = e.__cause__ if isinstance(e, KernelFault) and e.__cause__ else e
     oom = getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)
     return isinstance(e, oom) or "out of memory" in str(e).lower() or "can't allocate" in str(e)
 
@@ -340,7 +342,7 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
                 plan.peak_bytes = int(torch.cuda.max_memory_allocated() - base)
             return plan
         except Exception as e:  # noqa: BLE001 - only running out of memory moves to the next plan
-            if not _is_oom(e.__cause__ if isinstance(e, KernelFault) and e.__cause__ else e):
+            if not ran_out_of_memory(e):
                 raise
             tried.append(f"{prec} on {dev} ran out of memory")
             if dev == "cuda":

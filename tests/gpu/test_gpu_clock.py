@@ -70,7 +70,18 @@ def _fold(tiny: Path, runs: list[tuple[str, dict, pd.DataFrame, Path]]) -> list[
 
 
 def _show(df: pd.DataFrame) -> None:
-    cols = ["config_key", "status", "clock", "gpu_us", "gpu_se_us", "gpu_launches", "median_us", "profiler_us", "wall_us", "error"]
+    cols = [
+        "config_key",
+        "status",
+        "clock",
+        "gpu_us",
+        "gpu_se_us",
+        "gpu_launches",
+        "median_us",
+        "profiler_us",
+        "wall_us",
+        "error",
+    ]
     print(df[[c for c in cols if c in df]].to_string())
 
 

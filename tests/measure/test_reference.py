@@ -260,3 +260,40 @@ def test_the_skill_template_runs_as_it_is(tmp_path, run_params, monkeypatch):
     assert "ref.py:(1000,)" in log.read_text().split()  # setup's out really was garbage, in the child
     wrong, df, _ = run_version(ws, ws / "kernels" / "half.py", run_params, tmp_path / "half")
     assert wrong["status"] == "incorrect" and "500 of 1000 elements are NaN" in wrong["error"]
+
+
+def test_a_float64_reference_that_runs_out_of_gpu_memory_during_timing_moves_to_float32(monkeypatch):
+    """H100 (80 GB), KernelBench's RMSNorm at its own size: float64 on the GPU fitted the gate, then
+    ran out of memory beside the timing's input pool and the kernel's process, failing both
+    versions. Now the check goes on in float32 on the GPU, its tolerance widened and why recorded;
+    any other failure of the reference still fails, and a float32 one that runs out too."""
+    from kopt.measure.trial import Trial
+
+    calls = []
+
+    def expected(ref, inputs, layout, plan):
+        calls.append(plan.precision)
+        if plan.precision == reference.FLOAT64:
+            raise KernelFault("ref.py: reference() failed") from torch.OutOfMemoryError("CUDA out of memory")
+        return {"y": torch.ones(2)}
+
+    monkeypatch.setattr(reference, "expected", expected)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    layout = types.SimpleNamespace(outputs=[types.SimpleNamespace(name="y", dtype="float32")])
+    monkeypatch.setattr("kopt.measure.trial.tolerance_for", lambda o, t, c, widened: {"widened": widened})
+    trial = object.__new__(Trial)
+    trial.ref, trial.layout, trial.item = None, layout, {"tol": {}}
+    trial.placement = reference.Placement("cuda", reference.FLOAT64, peak_bytes=1, why="fits")
+    trial.tol = trial._tolerances()
+    draw = types.SimpleNamespace(inputs={})
+    assert trial._expected(draw)["y"].sum() == 2 and calls == ["float64", "float32"]
+    assert trial.placement.precision == "float32" and trial.tol == {"y": {"widened": True}}
+    assert trial.placement.why == "float64 on cuda ran out of memory beside the input pool, so float32"
+    with pytest.raises(KernelFault):  # already float32: nowhere left to go
+        monkeypatch.setattr(reference, "expected", lambda *a: (_ for _ in ()).throw(KernelFault("oom")))
+        trial._expected(draw)
+    trial.placement = reference.Placement("cuda", reference.FLOAT64)
+    monkeypatch.setattr(reference, "expected", lambda *a: (_ for _ in ()).throw(KernelFault("ref.py: bad")))
+    with pytest.raises(KernelFault, match="bad"):
+        trial._expected(draw)
+    assert trial.placement.precision == "float64"
