@@ -157,7 +157,7 @@ def gpu_times(df: pd.DataFrame) -> dict:
     the judge's wall time per call (``walls``) and Nsight Compute's standard errors (``gpu_se``)."""
     walls = {r.config_key: float(r.wall_us) for r in df.itertuples() if pd.notna(getattr(r, "wall_us", None))}
     if len(df) and "clock" in df and (df["clock"] == "judge").all():
-        return {"gpu_us": {}, "clock": "judge", "walls": walls}
+        return {"gpu_us": {}, "clock": "judge", "walls": walls, "gpu_se": {}}
     col = gpu_column(df)
     gpu = {r.config_key: float(getattr(r, col)) for r in df.itertuples()} if col else {}
     if not col and "profiler_us" in df:  # where torch.profiler gave a time: the fold uses it per class

@@ -45,7 +45,14 @@ def test_the_gpu_time_that_decides_is_nsight_computes_where_every_config_has_it(
         {"config_key": ["a", "b"], "gpu_us": [2.0, 4.0], "profiler_us": [2.1, 4.2], "wall_us": [300.0, 310.0]}
     )
     assert gpu_column(both) == "gpu_us"
-    assert gpu_times(both) == {"gpu_us": {"a": 2.0, "b": 4.0}, "clock": "ncu", "walls": {"a": 300.0, "b": 310.0}}
+    assert gpu_times(both) == {
+        "gpu_us": {"a": 2.0, "b": 4.0},
+        "clock": "ncu",
+        "walls": {"a": 300.0, "b": 310.0},
+        "gpu_se": {},
+    }
+    # Nsight Compute's standard errors go with its times, where its calls gave one
+    assert gpu_times(both.assign(gpu_se_us=[0.01, None]))["gpu_se"] == {"a": 0.01}
     one_missing = both.assign(gpu_us=[2.0, None])  # a config Nsight Compute did not time: in-process
     assert gpu_column(one_missing) == "profiler_us" and gpu_times(one_missing)["clock"] == "in-process"
     cpu = both.assign(gpu_us=None, profiler_us=None, clock="judge")
@@ -53,4 +60,5 @@ def test_the_gpu_time_that_decides_is_nsight_computes_where_every_config_has_it(
         "gpu_us": {},
         "clock": "judge",
         "walls": {"a": 300.0, "b": 310.0},
+        "gpu_se": {},
     }
