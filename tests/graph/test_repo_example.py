@@ -42,11 +42,12 @@ def test_each_version_is_built_at_its_commit_and_passes_the_benchmarks_check(pro
     bench = pd.read_csv(res / "v1" / "bench.csv")
     assert list(bench["N"]) == [256, 256, 4096, 4096] and set(bench["method"]) == {"cpu-command"}
     assert (bench["median_us"] > 0).all()  # the interpreter's times: labelled, not evidence
-    decisions = [json.loads((res / v / "compare.json").read_text())["decision"] for v in ("v0", "v1", "v2")]
-    # one pass reads each row once: faster in the interpreter too (labelled, not evidence); v2 either way
-    assert decisions[:2] == ["baseline", "keep"] and decisions[2] in ("keep", "discard", "tie", "split-recommended"), (
-        decisions
-    )
+    comps = [json.loads((res / v / "compare.json").read_text()) for v in ("v0", "v1", "v2")]
+    decisions = [c["decision"] for c in comps]
+    # the interpreter's times decide nothing that lasts (one pass was kept here until a loaded CI
+    # machine read one class slower: split-recommended): each verdict is made, and labelled
+    assert decisions[0] == "baseline" and all(d in ("keep", "discard", "split-recommended") for d in decisions[1:])
+    assert all(c["evidence"].startswith("cpu-interpreter") for c in comps[1:]), decisions
     assert "| commit |" in (res / "performance.md").read_text()
 
 

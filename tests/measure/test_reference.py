@@ -256,7 +256,8 @@ def test_the_skill_template_runs_as_it_is(tmp_path, run_params, monkeypatch):
     monkeypatch.setenv("KOPT_TEST_DIRTY_LOG", str(log))
     corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", run_params, tmp_path / "v0")
     assert corr["status"] == "pass", corr["error"]
-    assert (df["status"] == "ok").all() and corr["configs"][0]["reference_returns"] is False
+    assert (df["status"] == "ok").all(), df["error"].tolist()
+    assert corr["configs"][0]["reference_returns"] is False
     assert "ref.py:(1000,)" in log.read_text().split()  # setup's out really was garbage, in the child
     wrong, df, _ = run_version(ws, ws / "kernels" / "half.py", run_params, tmp_path / "half")
     assert wrong["status"] == "incorrect" and "500 of 1000 elements are NaN" in wrong["error"]
