@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +29,13 @@ BAD = FIXTURES / "bad_kernels"
 # verbatim (tests/graph/test_examples.py compares the two)
 SHARED_TEMPLATE = ROOT.parent / "shared" / "formats" / "skill-template"
 TEMPLATE_IN_EXAMPLE = {"ref.py": "ref.py", "kernel.py": "kernels/v0.py", "kernel.cu": "kernels/v1.cu"}
+
+
+def artifacts(name: str) -> Path:
+    """Where a test keeps what a person looks at after the run (screenshots): $KOPT_ARTIFACTS/<name>
+    (.ci/run sets it to ci-artifacts/ in its clone), else a fresh temporary folder."""
+    root = os.environ.get("KOPT_ARTIFACTS")
+    return Path(root) / name if root else Path(tempfile.mkdtemp(prefix=f"kopt-{name}-"))
 
 
 def template(name: str) -> Path:

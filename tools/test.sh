@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v g++ >/dev/null || { apt-get update -q && apt-get install -y -q g++; }  # nvcc's host compiler
+# Debian's Chromium: the docs site and the HTML report are opened headless (tools/page_check.py)
+command -v chromium >/dev/null || { apt-get update -q && apt-get install -y -q chromium; }
 KOPT_EXTRAS=test,cuda,slurm bash tools/install.sh
 .venv/bin/snakemake --lint
 .venv/bin/snakefmt --check .

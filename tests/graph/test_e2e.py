@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from kopt.loop.state import describe_next
-from tests.helpers import _tree, copy_project, snakemake
+from tests.helpers import ROOT, _tree, artifacts, copy_project, snakemake
 
 pytestmark = pytest.mark.e2e
 
@@ -309,6 +309,11 @@ def test_html_report(project):
     assert p.returncode == 0, p.stdout + p.stderr
     html = (project / "report.html").read_text(errors="replace")
     assert "performance.md" in html and "roofline.png" in html
+    sys.path.insert(0, str(ROOT / "tools"))
+    from page_check import check_pages
+
+    found = check_pages([project / "report.html"], artifacts("report"))  # headless Chromium, a screenshot kept
+    assert not any(found.values()), found
 
 
 @pytest.mark.parametrize(
