@@ -1,6 +1,6 @@
 """The trust boundary on the CPU: kernels that attack the judge's verdict, its result files or its
 process end `incorrect` or `failed` (never a pass with wrong outputs, never a forged figure), and
-each attack is proved to have run (its log). See the README's trust section."""
+each attack is proved to have run (its log). See docs/trust.md and docs/threat_model.md."""
 
 import os
 import time
