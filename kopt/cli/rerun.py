@@ -14,6 +14,7 @@ from kopt.workspace.target import WorkspaceError
 def cmd_rerun(a) -> int:
     """Rerun version ``a.version`` from what it was made from, in reruns/<workspace>/<version>-<n>/
     (never the original tree), and compare: exit 0 reproduces, 1 differs, 2 cannot."""
+    from kopt.loop.decide import from_settings
     from kopt.loop.rerun import compare_runs, summary
     from kopt.workspace.recorded import changed_since, copy_workspace, materialize
 
@@ -44,10 +45,8 @@ def cmd_rerun(a) -> int:
         return 2
     decide = results / "settings" / "decide.json"
     rule = json.loads(decide.read_text()) if decide.is_file() else {}
-    doc = compare_runs(
-        results, dest / "results", v, float(rule.get("noise_pct", 1.0)), float(rule.get("noise_floor_us", 0.0)),
-        float(rule.get("noise_se_z", 3.0)),
-    )  # fmt: skip
+    # the decision's own settings; a tree older than the floor had none (as before: no floor)
+    doc = compare_runs(results, dest / "results", v, from_settings({"noise_floor_us": 0.0, **rule}))
     doc["workspace_changed_since"] = {k: {"recorded": r, "now": n} for k, (r, n) in changed.items()}
     doc["ran"] = (
         "the recorded files"

@@ -424,8 +424,10 @@ def _class_row(
     delta = gpu_delta if use_gpu else script_delta
     best_us = geomean(best["medians"][k] for k in keys)
     best_gpu_us = geomean(best_gpu[k] for k in keys) if use_gpu else None
-    se_pct = class_se_pct(keys, best_gpu, best.get("gpu_se") or {}, cand.gpu_us, cand.gpu_se) if use_gpu else None
-    noise = noise_threshold(params.noise_pct, params.noise_floor_us, best_gpu_us or best_us, se_pct, params.noise_se_z)
+    if use_gpu:
+        noise, se_pct = class_noise(params, keys, best_gpu, best.get("gpu_se") or {}, cand.gpu_us, cand.gpu_se)
+    else:
+        noise, se_pct = class_noise(params, keys, best["medians"], {}, cand.medians, {})
     # a sub-noise direction counts toward twice in a row from half the standard errors the threshold allows
     trend = max(params.trend_floor_pct, params.noise_se_z / 2 * (se_pct or 0.0))
     params = replace(params, noise_pct=noise, trend_floor_pct=trend)
@@ -532,14 +534,18 @@ def _disagreement(
     return "; ".join(out) or None
 
 
-def noise_threshold(
-    noise_pct: float, floor_us: float, best_us: float, se_pct: float | None = None, z: float = 3.0
-) -> float:
-    """A class's noise threshold (%): ``noise_pct``; or ``floor_us`` of the best's time per call on
-    the deciding clock when that is more (a short launch); or ``z`` standard errors of the class's
-    delta (``se_pct``, class_se_pct) when that is more still (a clock that resolves less on this
-    kernel than the rule asks). The fold's and a rerun's (kopt.loop.rerun)."""
-    return max(noise_pct, 100.0 * floor_us / best_us if best_us > 0 else 0.0, z * (se_pct or 0.0))
+def class_noise(
+    params: Params, keys: list[str], a: dict, a_se: dict, b: dict, b_se: dict
+) -> tuple[float, float | None]:
+    """A class's noise threshold (%) for times ``b`` against ``a`` (per config, on one clock), and
+    its delta's standard error (class_se_pct): ``noise_pct``; or ``noise_floor_us`` of a's time per
+    call when that is more (a short launch); or ``noise_se_z`` standard errors when that is more
+    still (a clock that resolves less on this kernel than the rule asks). The fold's and a rerun's
+    (kopt.loop.rerun)."""
+    se_pct = class_se_pct(keys, a, a_se, b, b_se)
+    a_us = geomean(a[k] for k in keys)
+    floor = 100.0 * params.noise_floor_us / a_us if a_us > 0 else 0.0
+    return max(params.noise_pct, floor, params.noise_se_z * (se_pct or 0.0)), se_pct
 
 
 def class_se_pct(keys: list[str], a: dict, a_se: dict, b: dict, b_se: dict) -> float | None:

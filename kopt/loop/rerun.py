@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kopt.loop.decide import class_se_pct, geomean, noise_threshold
+from kopt.loop.decide import Params, class_noise, geomean
 from kopt.workspace.records import gpu_column
 
 # what a run was made from (correctness.json's provenance): a difference means another version ran;
@@ -54,14 +54,11 @@ def correctness_differences(a: dict, b: dict) -> list[dict]:
     return out
 
 
-def class_deltas(
-    a: pd.DataFrame, b: pd.DataFrame, noise_pct: float, floor_us: float = 0.0, z: float = 3.0
-) -> list[dict]:
+def class_deltas(a: pd.DataFrame, b: pd.DataFrame, params: Params) -> list[dict]:
     """Per config class: the rerun's time against the recorded one (geometric mean of the per-config
     ratios, as compare computes a class), on the GPU time that decides where both runs have it on
-    one clock for every config (``gpu_column``), else the script's median; within ``noise_pct``, or
-    within ``floor_us`` of the recorded time per call or standard errors of Nsight Compute's
-    calls (``z`` of them) when that is more, it is the same (the noise rule's threshold, kopt.loop.decide)."""
+    one clock for every config (``gpu_column``), else the script's median; within the noise rule's
+    threshold (kopt.loop.decide.class_noise, with the decision's ``params``) it is the same."""
     a, b = a[a["status"] == "ok"].set_index("config_key"), b[b["status"] == "ok"].set_index("config_key")
     out = []
     for cls, rows in a.groupby("config_class", sort=False):
@@ -71,17 +68,17 @@ def class_deltas(
             continue
         col_a, col_b = gpu_column(a.loc[keys]), gpu_column(b.loc[keys])
         col = col_a if col_a and col_a == col_b else "median_us"
-        delta = (geomean(b.loc[k, col] / a.loc[k, col] for k in keys) - 1) * 100
-        se = class_se_pct(keys, *_times(a, col, keys), *_times(b, col, keys)) if col == "gpu_us" else None
-        noise = noise_threshold(noise_pct, floor_us, geomean(a.loc[k, col] for k in keys), se, z)
+        (ta, sa), (tb, sb) = _times(a, col, keys), _times(b, col, keys)
+        delta = (geomean(tb[k] / ta[k] for k in keys) - 1) * 100
+        noise, _ = class_noise(params, keys, ta, sa, tb, sb)
         verdict = "same" if abs(delta) < noise else ("faster" if delta < 0 else "slower")
         out.append({"class": cls, "basis": col, "configs": len(keys), "delta_pct": round(delta, 3), "verdict": verdict})
     return out
 
 
 def _times(df: pd.DataFrame, col: str, keys: list[str]) -> tuple[dict, dict]:
-    """One run's times on ``col`` per config and their standard errors (bench.csv's gpu_se_us, where recorded)."""
-    se = df["gpu_se_us"] if "gpu_se_us" in df else pd.Series(dtype=float)
+    """One run's times on ``col`` per config and, on Nsight Compute's, their standard errors (gpu_se_us, where recorded)."""
+    se = df["gpu_se_us"] if col == "gpu_us" and "gpu_se_us" in df else pd.Series(dtype=float)
     return {k: float(df.loc[k, col]) for k in keys}, {k: float(se[k]) for k in keys if k in se and pd.notna(se[k])}
 
 
@@ -103,16 +100,14 @@ def package_differences(a: dict | None, b: dict | None) -> list[dict]:
     return [{"package": n, "recorded": a.get(n), "rerun": b.get(n)} for n in names if a.get(n) != b.get(n)]
 
 
-def compare_runs(
-    recorded: Path, rerun: Path, version: str, noise_pct: float, floor_us: float = 0.0, z: float = 3.0
-) -> dict:
+def compare_runs(recorded: Path, rerun: Path, version: str, params: Params) -> dict:
     """The rerun's verdict: ``reproduces`` when every config has the same gate verdict, every class
     the same time within the noise rule (GPU runs only: CPU-interpreter timings are not compared)
     and the same files ran; else ``differs``, with what differs."""
     ca, cb = _json(recorded / version / "correctness.json"), _json(rerun / version / "correctness.json")
     ba, bb = (pd.read_csv(t / version / "bench.csv") for t in (recorded, rerun))
     cpu = "cpu" in (ca["device"], cb["device"])
-    timing = [] if cpu else class_deltas(ba, bb, noise_pct, floor_us, z)
+    timing = [] if cpu else class_deltas(ba, bb, params)
     env_a, env_b = ca["provenance"].get("env") or {}, cb["provenance"].get("env") or {}
     manifests = [t / version / "recorded" / "manifest.json" for t in (recorded, rerun)]
     pkgs = [_json(m)["packages"] if m.is_file() else None for m in manifests]
@@ -120,7 +115,7 @@ def compare_runs(
         "version": version,
         "recorded": str(recorded / version),
         "rerun": str(rerun / version),
-        "noise_pct": noise_pct,
+        "noise_pct": params.noise_pct,
         "correctness": correctness_differences(ca, cb),
         "timing": timing,
         "timing_status": timing_status_differences(ba, bb),

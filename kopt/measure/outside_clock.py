@@ -284,7 +284,7 @@ def standard_error(launches: list[dict], n: int) -> float | None:
     each), so only where every call made as many: otherwise (a first call's extra launches) None,
     and the fold's noise rule stands alone. On the H100 an honest 48 µs softmax's launches spread
     1.5% (sd), so 8 calls read 0.5% apart between processes: beyond the 1% rule for two versions
-    (kopt.loop.decide.noise_threshold)."""
+    (kopt.loop.decide.class_noise)."""
     if n < 2 or len(launches) % n:
         return None
     k = len(launches) // n

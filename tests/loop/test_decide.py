@@ -1,6 +1,8 @@
 """The decision fold, table-driven: noise rule, two in a row, counters, stop, split, failures, repairs,
 masks, both clocks, and decisions on the profiler's GPU time."""
 
+import dataclasses
+
 import pytest
 
 from kopt.loop import decide as dec
@@ -507,6 +509,8 @@ def test_the_settings_file_reaches_every_rule_by_name():
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     settings = from_config(config, gpu="x", kernel_type="triton", command="c")["decide"]
     p = dec.from_settings(settings)
+    # every setting the decision has reaches it (kopt.workspace.settings lists them: it cannot import the fold)
+    assert set(settings) == {f.name for f in dataclasses.fields(dec.Params)}
     assert (p.noise_pct, p.noise_floor_us, p.noise_se_z, p.trend_floor_pct) == (1.0, 0.25, 3.0, 0.4)
     assert (p.max_consecutive_regressions, p.review_speedup) == (5, 10.0)
     with pytest.raises(TypeError):
