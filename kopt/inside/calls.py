@@ -93,6 +93,17 @@ def plain_call(fn, device: str) -> Timed:
     return Timed(host_us, host_us, ret)
 
 
+def back_to_back(kernel, calls: list[dict], device: str) -> tuple[float, list]:
+    """``kernel(**args)`` for every ``args`` of ``calls``, one after another with nothing between
+    them (the bound's batch: the host queues the next call while the GPU runs this one); the host's
+    time per call (µs, its own report) and what each call returned. Nothing is synchronized here."""
+    rets = []
+    t0 = _perf_counter()
+    for args in calls:
+        rets.append(kernel(**args))
+    return (_perf_counter() - t0) * 1e6 / max(len(calls), 1), rets
+
+
 def _nothing() -> None:
     return None
 

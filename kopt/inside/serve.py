@@ -29,14 +29,15 @@ class Session:
     def __init__(self, sock: socket.socket):
         self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
         self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
-        self.seq = 0
+        self.seq, self.spin = 0, False
 
     def reply(self, **msg) -> None:
         send_json(self.sock, {**msg, "seq": self.seq})
 
     def next_order(self, fds: list[int] | None = None) -> dict:
-        msg = recv_pickle(self.sock, fds)
+        msg = recv_pickle(self.sock, fds, spin=self.spin)
         self.seq = msg.get("seq", 0)
+        self.spin = bool(msg.get("spin_next"))  # the bound's batches: the next order is polled for
         return msg
 
     def start(self, msg: dict) -> None:
@@ -90,13 +91,21 @@ class Session:
             self.lab = Lab(self.device, msg["flush_l2"])
         self.reply(l2=self.lab.l2.record())
 
+    def _args(self, index: int, scalars: dict) -> dict:
+        """The call's arguments: set ``index``'s buffers, and its scalars, in setup()'s order."""
+        tensors = self.sets[index]
+        args = {n: tensors[n] if n in tensors else scalars[n] for n in self.order}
+        if self.with_buffers:
+            args.update({n: tensors[n] for n in self.outputs if n not in args})
+        return args
+
     def call(self, msg: dict) -> None:
         from kopt.inside.calls import event_time_us, plain_call
 
         tensors = self.sets[msg["set"]]
-        args = {n: tensors[n] if n in tensors else msg["scalars"][n] for n in self.order}
-        if self.with_buffers:
-            args.update({n: tensors[n] for n in self.outputs if n not in args})
+        args = self._args(msg["set"], msg["scalars"])
+        if msg.get("reset_l2") and self.lab is not None:  # the clock's calls (kopt.measure.outside_clock)
+            self.lab.l2.reset()
         try:
             with _nvtx(msg.get("nvtx")):
                 if msg["timed"]:
@@ -117,6 +126,29 @@ class Session:
         self.guard.check(msg["where"])
         self.reply(us=t.us, host_us=t.host_us, idle=t.idle, returned_bad=bad)
 
+    def batch(self, msg: dict) -> None:
+        """The bound's batch (kopt.measure.bound): every named set called back to back, with no
+        spin, events or synchronize between the calls, then one device-wide synchronize. What it
+        answers is only how many calls it made and its own host time: the judge times the batch."""
+        from kopt.inside.calls import back_to_back
+
+        calls = [self._args(j, sc) for j, sc in zip(msg["sets"], msg["scalars"], strict=True)]
+        if self.lab is not None:
+            self.lab.l2.reset()
+        try:
+            host_us, rets = back_to_back(self.kernel, calls, self.device)
+        except KernelFault:
+            raise
+        except Exception as e:
+            raise KernelFault(self._explain(e)) from e
+        bad = [self._keep_returned(r, self.sets[j], sync=False) for r, j in zip(rets, msg["sets"], strict=True)]
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+        self.guard.check(msg["where"])
+        self.reply(calls=len(calls), host_us=host_us, returned_bad=next((b for b in bad if b), None))
+
     def _explain(self, e: Exception) -> str:
         if self.device == "cpu":
             from kopt.inside import interpreter
@@ -126,7 +158,7 @@ class Session:
                 return hint
         return f"run_kernel raised {type(e).__name__}: {e}"
 
-    def _keep_returned(self, ret, tensors: dict) -> str | None:
+    def _keep_returned(self, ret, tensors: dict, sync: bool = True) -> str | None:
         """Outputs the kernel returned, copied into the judge's buffers (after the timing), or why not."""
         import torch
 
@@ -146,7 +178,7 @@ class Session:
                 got, want = (str(x).removeprefix("torch.") for x in (t.dtype, dst.dtype))
                 return f"output '{name}': dtype {got} differs from the reference's {want}"
             dst.copy_(t)
-        if self.device == "cuda":
+        if self.device == "cuda" and sync:
             torch.cuda.synchronize()
         return None
 
@@ -173,9 +205,9 @@ def _nvtx(names: list[str] | None):
 def _own_modules():
     import kopt.measure.device as device
     import kopt.measure.wire as wire
-    from kopt.inside import buffers, calls, kernels, metadata
+    from kopt.inside import buffers, calls, kernels, l2, metadata
 
-    return (sys.modules[__name__], buffers, calls, kernels, metadata, device, wire)
+    return (sys.modules[__name__], buffers, calls, kernels, l2, metadata, device, wire, Session, calls.Lab, l2.PersistingL2)
 
 
 def _serve(s: Session) -> None:
@@ -189,6 +221,8 @@ def _serve(s: Session) -> None:
             s.config(msg, fds)
         elif op == "call":
             s.call(msg)
+        elif op == "batch":
+            s.batch(msg)
         elif op in EXTRA:
             s.reply(**EXTRA[op](s, msg))
         else:

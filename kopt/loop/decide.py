@@ -22,23 +22,27 @@ Pure (no torch, no I/O). Rules:
     person) settles a disputed version by hand, recorded as such; it has no effect on any other
     decision. A keep that rests on a class not decided on Nsight Compute's clock is labelled
     ``untrusted``: the kernel's process could have written its times.
-  * Moved work: a class whose GPU time fell while the judge's own wall time per call (trusted,
-    ``walls``: the lower quartile of its wall calls, kopt.measure.timing.wall_calls, each flushed by the
-    judge, made without spin, timed to the judge's copy of the outputs and checked) did not fall
-    by at least WALL_SHARE of it, less WALL_TOL_PCT % of the call's wall time or WALL_SLACK_US,
-    is "disputed": work went where the GPU clock does not look (copies, memsets, host work, a
-    process the profiler does not follow). Not all of it: the wall time holds the call's host
-    side too, which an honest version may lengthen (H200, KernelBench's argmax: a Triton kernel
-    709 us faster on the GPU took 80 us more to launch, and its wall time fell 485 us). So a keep
-    rests on an end-to-end gain of at least half the GPU time's, and a version with none on the
-    judge's clock can claim at most twice the tolerance.
+  * Unseen work: Nsight Compute times kernels only, and a kernel can tell the processes it wraps.
+    What bounds the rest is the judge's own clock per call around batches of back-to-back calls in
+    the timing process (``bound``: bound_us and its standard error, kopt.measure.bound), which
+    holds every call's whole work wherever it ran. Per config of a class whose GPU time improved,
+    the unseen time's change ``du`` = (bound change) - (GPU time change) must be within the
+    class's noise threshold of the best's GPU time (plus LAUNCH_GAP_US per launch added: the gaps
+    between back-to-back launches), with ``noise_se_z`` standard errors of ``du`` to spare: then
+    the class stands; ``du`` beyond that by as much is "disputed" (work moved where Nsight Compute
+    does not look, with where the time went: host CPU time in the process it wrapped, or copies
+    and other contexts); anything between is "unresolved" (the bound does not resolve the
+    threshold on this machine, with the numbers), as is a candidate whose calls are host-bound
+    (the batch then times the host, not the GPU). Neither is kept. So a version with no real gain
+    can claim at most the noise threshold, whatever it moved.
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.
   * Masked versions are out of the fold (decision "masked", state unchanged).
-  * Timings that are not evidence (the CPU interpreter's): the verdicts are made and labelled,
-    and the best can move (so reports have one), but the regression counter, the recent
-    regressions, "twice in a row" and the stop flags are left as they were.
+  * Timings that are not evidence (the CPU interpreter's): every class is a tie (its deltas are
+    recorded, labelled), so nothing is kept, split or regressed on them, and the regression counter,
+    the recent regressions, "twice in a row" and the stop flags are left as they were. The first
+    correct version is still the baseline, so the reports have one.
   * Repairs (repair_of: vK) of an incorrect proposal: up to 3; a failed repair counts against the
     proposal (abandoned after 3) and never moves the regression counter; a passing repair is
     compared like any candidate (its regression does not count either). A repair_of that names a
@@ -57,17 +61,20 @@ MAX_REPAIRS = 3
 
 DISAGREE_PTS = 5.0
 
-# The judge's wall time per call must fall with the GPU time, within this (module docstring).
-WALL_SHARE = 0.5
-WALL_TOL_PCT = 2.0
-WALL_SLACK_US = 5.0
+# The unseen time a version may add per launch it adds: the GPU's gap between back-to-back launches
+# of one stream (module docstring). An added launch costs more than this on Nsight Compute's clock
+# (about 3 us for the shortest launch on the H100), so launches bought for the allowance lose time.
+LAUNCH_GAP_US = 2.0
+# Host CPU time per call in the process Nsight Compute wrapped, over the best's, that says "host work"
+# (the CPU time is read in clock ticks, 10 ms, over the clock's calls)
+HOST_CPU_US = 1000.0
 
 UNTRUSTED = (
     "untrusted: the clock that decided was read in the kernel's own process (no Nsight Compute record), "
     "which could have written its times"
 )
 
-NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
+NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; every class is a tie, and nothing is counted or stopped"
 
 
 @dataclass
@@ -91,8 +98,11 @@ class Candidate:
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
     evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
-    walls: dict[str, float] = field(default_factory=dict)  # config key -> the judge's wall µs per call
     gpu_se: dict[str, float] = field(default_factory=dict)  # config key -> gpu_us's standard error (ncu's calls)
+    launches: dict[str, float] = field(default_factory=dict)  # config key -> launches per call (ncu's record)
+    # what bounds unseen work and says where it went (bench.csv's columns bound_us, bound_se_us, host_us,
+    # clock_cpu_us, clock_wall_us): column -> config key -> value
+    bound: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -432,12 +442,15 @@ def _class_row(
     trend = max(params.trend_floor_pct, params.noise_se_z / 2 * (se_pct or 0.0))
     params = replace(params, noise_pct=noise, trend_floor_pct=trend)
     verdict, note, small = _noise_verdict(delta, last_dir, params)
-    clocks = None
+    clocks, unseen = None, []
     if use_gpu:
         clocks, verdict, note, small = _both_clocks(verdict, note, small, script_delta, gpu_delta, params)
-        moved = _moved_work(keys, cand, best)
-        if moved and verdict == "improved":
-            verdict, note, small = "disputed", moved, None
+        unseen = unseen_work(keys, cand, best, params) if verdict == "improved" else []
+        worst = _worst(unseen)
+        if worst != "ok":
+            verdict, note, small = worst, _unseen_note(worst, unseen), None
+    if not cand.evidence:  # the interpreter's timings: nothing is kept, split or regressed on them
+        verdict, note, small = "tie", NOT_EVIDENCE, None
     disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
     if disagreement and use_gpu and verdict != "disputed":
         disagreement += "; the GPU time decides"
@@ -456,6 +469,7 @@ def _class_row(
         "se_pct": se_pct,  # the delta's standard error on Nsight Compute's clock (%; None: not measured)
         "clocks": clocks,
         "verdict": verdict,
+        "unseen": unseen if use_gpu else None,  # the bound per config (unseen_work), where the GPU time improved
         "targeted": cand.target_classes is None or cls in cand.target_classes,
         "note": note,
         "disagreement": disagreement,
@@ -463,26 +477,79 @@ def _class_row(
     return row, small
 
 
-def _moved_work(keys: list[str], cand: Candidate, best: dict) -> str | None:
-    """Where the GPU time fell and the judge's wall time per call did not fall by WALL_SHARE of it
-    (beyond WALL_TOL_PCT % or WALL_SLACK_US), in words; None when it did, or a wall time is missing."""
-    walls = best.get("walls") or {}
+def unseen_work(keys: list[str], cand: Candidate, best: dict, params: Params) -> list[dict]:
+    """Per config of a class whose GPU time improved: the change of the unseen time per call (the
+    bound's change less the GPU time's), what it may be (the class's noise threshold of the best's
+    GPU time, plus LAUNCH_GAP_US per launch added), its standard error, and the verdict: ok,
+    moved (beyond the allowance by ``noise_se_z`` standard errors), unresolved (neither, or the
+    candidate's calls host-bound). Configs without a bound on both sides are left out."""
+    bb, cb = best.get("bound") or {}, cand.bound
     out = []
     for k in keys:
-        bw, cw = walls.get(k), cand.walls.get(k)
-        if not bw or not cw:
+        bw, cw = (bb.get("bound_us") or {}).get(k), (cb.get("bound_us") or {}).get(k)
+        if bw is None or cw is None:
             continue
-        gpu_fell = cand.gpu_us[k] - best["gpu_us"][k]
-        if gpu_fell < 0 and cw - bw > WALL_SHARE * gpu_fell + max(WALL_TOL_PCT / 100 * bw, WALL_SLACK_US):
-            out.append(f"{k}: GPU time {gpu_fell:+.2f} us, the judge's wall time per call {cw - bw:+.2f} us")
-    if not out:
-        return None
+        dg = cand.gpu_us[k] - best["gpu_us"][k]
+        du = (cw - bw) - dg
+        ses = [(bb.get("bound_se_us") or {}).get(k), (cb.get("bound_se_us") or {}).get(k)]
+        ses += [(best.get("gpu_se") or {}).get(k, 0.0), cand.gpu_se.get(k, 0.0)]
+        se = math.inf if None in ses[:2] else math.sqrt(sum(x * x for x in ses))
+        added = max(0.0, cand.launches.get(k, 0.0) - (best.get("launches") or {}).get(k, 0.0))
+        allow = params.noise_pct / 100 * best["gpu_us"][k] + LAUNCH_GAP_US * added
+        z = params.noise_se_z
+        verdict = "ok" if du + z * se <= allow else "moved" if du - z * se > allow else "unresolved"
+        host = (cb.get("host_us") or {}).get(k)
+        if verdict != "ok" and host is not None and host > cand.gpu_us[k]:
+            verdict = "unresolved"  # host-bound: the batch times the host's launches, not the GPU
+        row = {"key": k, "gpu_delta_us": dg, "bound_delta_us": cw - bw, "unseen_delta_us": du, "se_us": se}
+        row.update(allow_us=allow, verdict=verdict, host_bound=bool(host is not None and host > cand.gpu_us[k]))
+        row["where"] = _where(k, cand, best, du) if verdict == "moved" else None
+        out.append(row)
+    return out
+
+
+def _worst(rows: list[dict]) -> str:
+    """A class's verdict from its configs' bounds: disputed if work moved, else unresolved, else ok."""
+    got = {r["verdict"] for r in rows}
+    return "disputed" if "moved" in got else "unresolved" if "unresolved" in got else "ok"
+
+
+def _where(k: str, cand: Candidate, best: dict, du: float) -> str:
+    """Where the unseen time went, from the process Nsight Compute wrapped: host work (its CPU time
+    per call grew), else copies, memsets or another context (it did not)."""
+    cpu = [(src.get("clock_cpu_us") or {}).get(k) for src in (best.get("bound") or {}, cand.bound)]
+    wall = [(src.get("clock_wall_us") or {}).get(k) for src in (best.get("bound") or {}, cand.bound)]
+    said = ""
+    if None not in wall:
+        said = f"; its Nsight Compute calls took {wall[1] / 1e3:.2f} ms of wall time each, the best's {wall[0] / 1e3:.2f}"
+    if None in cpu:
+        return "unknown (no CPU time of the Nsight Compute process)" + said
+    dcpu = cpu[1] - cpu[0]
+    if dcpu >= max(du, HOST_CPU_US):
+        return f"the host: the process Nsight Compute wrapped used {dcpu / 1e3:+.2f} ms more CPU per call" + said
     return (
-        "disputed: the GPU time fell but the call did not get faster on the judge's own clock ("
-        + "; ".join(out)
-        + "): work moved where the GPU clock does not look (copies, memsets, host work); settle it by hand "
-        "with override: in the version's metadata"
+        f"copies, memsets or another GPU context: no more host CPU time in the process Nsight Compute wrapped "
+        f"({dcpu / 1e3:+.2f} ms per call)" + said
     )
+
+
+def _unseen_note(verdict: str, rows: list[dict]) -> str:
+    """The class's note for a bound that failed: the configs, their figures and where the time went."""
+    bad = [r for r in rows if r["verdict"] == ("moved" if verdict == "disputed" else "unresolved")]
+    parts = [
+        f"{r['key']}: GPU time {r['gpu_delta_us']:+.2f} us, the bound's batches {r['bound_delta_us']:+.2f} us per "
+        f"call, so unseen time {r['unseen_delta_us']:+.2f} +- {r['se_us']:.2f} us (allowed {r['allow_us']:.2f})"
+        + (f"; where: {r['where']}" if r["where"] else "")
+        + ("; its calls are host-bound (the batch times the host)" if r["host_bound"] else "")
+        for r in bad
+    ]
+    if verdict == "disputed":
+        head = "disputed: the GPU time fell but the calls did not get faster by as much on the judge's own clock"
+        tail = "work moved where Nsight Compute does not look; settle it by hand with override: in the version's metadata"
+    else:
+        head = "unresolved: the judge's bound does not resolve this class's noise threshold on this machine"
+        tail = "not kept without it (more bound batches, bench.bound_batches_max, or a longer config resolve more)"
+    return f"{head} ({'; '.join(parts)}): {tail}"
 
 
 def _noise_verdict(delta: float, last_dir: int | None, params: Params) -> tuple[str, str | None, int | None]:
@@ -579,9 +646,9 @@ def _decide_on_verdicts(step: _Step, verdicts: dict[str, str]) -> None:
     improved = [c for c, v in verdicts.items() if v == "improved"]
     regressed = [c for c, v in verdicts.items() if v == "regressed"]
     t_improved = [c for c in improved if c in targeted]
-    disputed = [c for c, v in verdicts.items() if v == "disputed"]
+    disputed = [c for c, v in verdicts.items() if v in ("disputed", "unresolved")]
     if disputed:
-        _disputed(step, disputed)
+        _disputed(step, disputed, verdicts)
     elif t_improved and regressed and cand.routes is not None:
         _split_regressed(step, t_improved, regressed)
     elif t_improved and regressed:
@@ -598,14 +665,21 @@ def _decide_on_verdicts(step: _Step, verdicts: dict[str, str]) -> None:
         _not_evidence(step)
 
 
-def _disputed(step: _Step, disputed: list[str]) -> None:
-    """Not kept while its clocks disagree, unless a person settled it (``override``), recorded as such."""
+def _disputed(step: _Step, disputed: list[str], verdicts: dict[str, str]) -> None:
+    """Not kept while its clocks disagree or its bound does not resolve (``unresolved``), unless a
+    person settled it (``override``), recorded as such."""
     comp, st, cand = step.comp, step.state, step.cand
     st["consecutive_regressions"] = 0
-    detail = f"the clocks disagree on {disputed} (each class's note says how)"
+    reason = "disputed" if any(verdicts[c] == "disputed" for c in disputed) else "unresolved"
+    if reason == "disputed":
+        detail = f"the clocks disagree on {disputed} (each class's note says how)"
+        why = ": not kept without both clocks"
+    else:
+        detail = f"the judge's bound on unseen work does not resolve {disputed} (each class's note gives the numbers)"
+        why = ": not kept unresolved"
     ov = cand.override
     if not ov:
-        comp.update(decision="discard", reason="disputed", detail=detail + ": not kept without both clocks")
+        comp.update(decision="discard", reason=reason, detail=detail + why)
         return
     comp.update(decision=ov["decision"], reason="override", detail=f"{detail}; settled by hand: {ov['reason']}")
     comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
@@ -676,7 +750,10 @@ def _regression_entry(step: _Step, worst: dict) -> dict:
 
 def _tie(step: _Step) -> None:
     """Every class within noise: discard as a tie; the counter resets."""
-    step.comp.update(decision="discard", reason="tie", detail=f"every class within {step.params.noise_pct:g}% noise")
+    detail = f"every class within {step.params.noise_pct:g}% noise"
+    if not step.cand.evidence:
+        detail = "every class a tie: the Triton interpreter's timings decide nothing"
+    step.comp.update(decision="discard", reason="tie", detail=detail)
     step.state["consecutive_regressions"] = 0
 
 
@@ -697,8 +774,9 @@ def _best_of(c: Candidate) -> dict:
         "medians": dict(c.medians),
         "gpu_us": dict(c.gpu_us),
         "clock": c.clock,
-        "walls": dict(c.walls),
         "gpu_se": dict(c.gpu_se),
+        "launches": dict(c.launches),
+        "bound": {col: dict(v) for col, v in c.bound.items()},
         "target_reached": dict(c.target_reached) if c.target_reached is not None else None,
     }
 

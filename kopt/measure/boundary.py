@@ -139,17 +139,23 @@ class KernelProcess:
             self.target = _wrapped_target(self.proc.pid)
 
     def ask(
-        self, order: dict, *, fds: list[int] | None = None, timeout_s: float | None = None, while_running=None
+        self,
+        order: dict,
+        *,
+        fds: list[int] | None = None,
+        timeout_s: float | None = None,
+        while_running=None,
+        spin: bool = False,
     ) -> dict:
         """``order`` sent, then the answer; ``while_running()`` is called between the two (the judge's
-        own readings while the kernel works: the GPU clock)."""
+        own readings while the kernel works: the GPU clock); ``spin``: the answer is polled for."""
         self.seq += 1
         order = {**order, "seq": self.seq}
         try:
             wire.send_pickle(self.sock, order, fds)
             if while_running is not None:
                 while_running()
-            msg = wire.recv_reply(self.sock, timeout_s or self.timeout_s)
+            msg = wire.recv_reply(self.sock, timeout_s or self.timeout_s, spin=spin)
         except wire.ChannelTimeout:
             self.end(keep=self.others())
             raise KernelFault(

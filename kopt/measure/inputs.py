@@ -129,19 +129,30 @@ class Pool:
         """Fresh values (a new seed) into the set's arena buffers; the draw itself stays the judge's
         own (the reference runs on it, and the inputs are compared with it after the call). Output
         buffers keep their memory: ``poison`` fills them before the call."""
+        d = self.draw(s)
+        self.place(s, d)
+        return d
+
+    def draw(self, s: InputSet) -> Draw:
+        """Fresh values (a new seed) for set ``s``, in the judge's private memory only: the arena still
+        holds the last ones until ``place`` (the bound's batches draw before their clock starts and
+        place inside it, so no input of a batch is in the kernel's reach before the batch is timed)."""
         d = draw(self.ref, self.cfg, self.seeds.next(), self.device)
         for k, v in d.inputs.items():
-            if not isinstance(v, torch.Tensor):
-                s.scalars[k] = v
-                continue
             old = s.tensors.get(k)
-            if old is None or old.shape != v.shape or old.dtype != v.dtype:
+            if isinstance(v, torch.Tensor) and (old is None or old.shape != v.shape or old.dtype != v.dtype):
                 raise KernelFault(f"ref.py: setup() returned '{k}' with another shape or dtype for seed {d.seed}")
-            if k not in d.outputs:
-                old.copy_(v)
         s.seed = d.seed
         self.draws += 1
         return d
+
+    def place(self, s: InputSet, d: Draw) -> None:
+        """Draw ``d``'s inputs copied into set ``s``'s arena buffers; its scalars sent with the call."""
+        for k, v in d.inputs.items():
+            if not isinstance(v, torch.Tensor):
+                s.scalars[k] = v
+            elif k not in d.outputs:
+                s.tensors[k].copy_(v)
 
     def poison(self, s: InputSet) -> None:
         for t in s.outputs(self.layout).values():

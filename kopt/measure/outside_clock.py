@@ -51,6 +51,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from kopt.measure import watch
 from kopt.measure.boundary import KernelProcess
 from kopt.measure.faults import KernelFault
 from kopt.measure.timing import whole_cycles
@@ -222,12 +223,24 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda n
     baseline = bool(opts.get("torch_baseline"))
     for i in range(BASELINE_WARMUP if baseline else 0):
         trial.judged(f"config {item['key']}, clock warm-up call {i}")
-    ranged = {"nvtx": [BASELINE_RANGE]} if baseline else {}
+    how = {"nvtx": [BASELINE_RANGE]} if baseline else {}
+    how["reset_l2"] = True  # the persisting-L2 carve-out, reset before every call (kopt.inside.l2)
     n = whole_cycles(trial, int(opts.get("clock_calls", 16)))
     mark(f"clock {item['key']}: first call")
-    out = [trial.judged(f"config {item['key']}, clocked call 0", **ranged)]
+    out = [trial.judged(f"config {item['key']}, clocked call 0", **how)]
     mark(f"clock {item['key']}: calls")
-    return out + [trial.judged(f"config {item['key']}, clocked call {i}", **ranged) for i in range(1, n)]
+    cpu0 = watch.cpu_seconds(proc.target) if proc.target else None
+    with watch.GpuHolders(proc.target) as holders:
+        out += [trial.judged(f"config {item['key']}, clocked call {i}", **how) for i in range(1, n)]
+    if holders.found:
+        pid, cmd = next(iter(holders.found.items()))
+        raise KernelFault(
+            f"config {item['key']}: process {pid} ({cmd}), started by the kernel's, held the GPU during the "
+            "clock's calls: Nsight Compute does not time its work"
+        )
+    if cpu0 is not None and n > 1:  # the calls after the first: host work shows here
+        out[1]["cpu_us_per_call"] = (watch.cpu_seconds(proc.target) - cpu0) * 1e6 / (n - 1)
+    return out
 
 
 def read_record(csv_path: Path, warmed: bool = True) -> list[dict]:
@@ -274,6 +287,7 @@ def per_config(launches: list[dict], calls: list[dict], key: str) -> dict:
         "gpu_se_us": standard_error(launches, n),
         "gpu_launches": len(launches) / n,
         "wall_us": statistics.median(c["wall_us"] for c in calls),
+        "cpu_us": next((c["cpu_us_per_call"] for c in calls if "cpu_us_per_call" in c), None),
         "calls": calls,
     }
 

@@ -13,8 +13,8 @@ Every call of the kernel, warm-up, timed sample or profiled call, is one ``timed
   the reference of its private draw (a kernel that skips work, finishes later, caches or replays
   fails).
 
-On a GPU, ``wall_calls`` follow: the judge's own wall time per call, flushed and checked by the
-judge, with no spin, the bound on work no GPU clock sees (kopt.loop.decide).
+On a GPU, the bound's batches follow (kopt.measure.bound): the judge's own clock around batches
+of back-to-back calls, every one checked, the bound on work no GPU clock sees (kopt.loop.decide).
 
 The judge computes every statistic here from the per-call answers. torch.profiler's GPU time over
 all streams (recorded in the kernel's process) is compared with the event time (work on a stream
@@ -35,6 +35,7 @@ import torch
 
 from kopt.measure import wire
 from kopt.measure.boundary import KernelProcess, copy_report
+from kopt.measure.bound import bound_calls
 from kopt.measure.device import SPIN_CYCLES
 from kopt.measure.faults import KernelFault
 from kopt.measure.trial import Trial
@@ -80,7 +81,7 @@ class Sample:
     set: int
     host_us: float  # how long the call kept the host before returning, as the kernel's process reported it
     idle: bool = False  # the GPU had finished everything when the call returned (kopt.inside.calls)
-    wall_us: float = 0.0  # the judge's own clock around the order and its answer (a bound the kernel cannot lower)
+    wall_us: float = 0.0  # the judge's own clock around the order and its answer (the CPU's clock)
 
 
 class CallPlan:
@@ -182,7 +183,7 @@ def _samples(trial: Trial, lab: CallPlan, cap: int, key: str, clocks: list[int],
     hook = clock if lab.device == "cuda" else None
     samples: list[Sample] = []
 
-    # where Nsight Compute decides, only the first is checked: the clock's calls and the wall calls all are,
+    # where Nsight Compute decides, only the first is checked: the clock's calls and the bound's batches all are,
     # and a sample that skipped work could only read less than the GPU showed (kopt.measure.child)
     check_all = bool(opts.get("check_timed", True))
 
@@ -278,30 +279,14 @@ def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dic
     }
     if device == "cuda":
         rec.update(_clock_record(clocks))
-        mark("wall calls")
-        rec.update(wall_calls(trial, item["key"]))
+        mark("bound")
+        rec.update(bound_calls(trial, item["key"], opts, rec["median_us"]))
     if device == "cuda" and opts.get("in_process_profiler", True):  # not where Nsight Compute decides
         mark("profiler")
         rec.update(_profiler_record(trial, lab, opts, rec))
     rec["inputs"]["pool"] = trial.pool.record()  # after every draw
     rec.update(_rates(ref, item["config"], rec["median_us"]))
     return rec
-
-
-WALL_CALLS = 16  # per config on a GPU, rounded up to whole cycles of the input pool
-
-
-def wall_calls(trial: Trial, key: str) -> dict:
-    """The judge's own wall time per call, the bound on work the GPU clocks do not see (copies,
-    memsets, host work: kopt.loop.decide): the lower quartile of WALL_CALLS calls made by
-    ``Trial.judged`` (delays, the scheduler's and the GPU's context switches, only add: on the H200
-    the median of 16 spread 10-15% between neighbouring calls, the lower quartile less).
-    Not of the timed samples: before those the kernel's process queues a spin and a flush, behind
-    which host work would hide, and only some of them are checked. The kernel can tell these calls
-    apart (no spin, no events), and needs not: each is checked, and timed to the judge's copy of
-    its outputs, so none is shorter than the work that made them."""
-    walls = [trial.judged(f"config {key}, wall call {i}") for i in range(whole_cycles(trial, WALL_CALLS))]
-    return {"wall_us": float(np.percentile([w["wall_us"] for w in walls], 25)), "wall_calls": walls}
 
 
 def _method(lab: CallPlan, samples: list[Sample]) -> str:

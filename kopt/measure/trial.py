@@ -118,9 +118,7 @@ class Trial:
         outputs is done, so a call that answers before its work is done either fails the check or
         waits in that copy; checked. Its seed, input set and wall time (µs)."""
         s, d = self.prepare()
-        if self.flush is None:
-            self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
-        self.flush.zero_()
+        self.flush_l2()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         answer = self.call(s, where=where, timed=False, **how)
@@ -129,6 +127,12 @@ class Trial:
         wall_us = (time.perf_counter() - t0) * 1e6
         self.check_or_raise(s, d, answer, where, got=got)
         return {"seed": s.seed, "set": s.index, "wall_us": round(wall_us, 2)}
+
+    def flush_l2(self) -> None:
+        """The L2 flushed from the judge's own CUDA context (a 256 MB write; queued, not waited for)."""
+        if self.flush is None:
+            self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        self.flush.zero_()
 
     def outputs_now(self, s: InputSet) -> dict[str, torch.Tensor]:
         """The judge's copy of what the kernel left in the arena's outputs."""

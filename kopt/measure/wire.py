@@ -47,10 +47,16 @@ def _send(sock: socket.socket, body: bytes, fds: list[int] | None = None) -> Non
         sock.sendall(head + body)
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None, fds: list[int] | None = None) -> bytes:
+def _recv_exact(
+    sock: socket.socket, n: int, deadline: float | None, fds: list[int] | None = None, spin: bool = False
+) -> bytes:
+    """``n`` bytes; ``spin``: poll the socket without sleeping until they come (no wake-up from
+    the scheduler's sleep: the bound's batches, kopt.measure.bound, wait so on both sides)."""
     buf = bytearray()
     while len(buf) < n:
-        if deadline is not None:
+        if spin:
+            _spin_until_readable(sock, deadline)
+        elif deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([sock], [], [], left)[0]:
                 raise ChannelTimeout("no answer in time")
@@ -65,23 +71,31 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None, fds: list[i
     return bytes(buf)
 
 
-def recv_body(sock: socket.socket, timeout_s: float | None = None, fds: list[int] | None = None) -> bytes:
+def _spin_until_readable(sock: socket.socket, deadline: float | None) -> None:
+    while not select.select([sock], [], [], 0)[0]:
+        if deadline is not None and time.monotonic() > deadline:
+            raise ChannelTimeout("no answer in time")
+
+
+def recv_body(
+    sock: socket.socket, timeout_s: float | None = None, fds: list[int] | None = None, spin: bool = False
+) -> bytes:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline, fds))
+    (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline, fds, spin))
     if n > MAX_REPLY:
         raise ValueError(f"a message of {n} bytes is larger than the channel allows")
-    return _recv_exact(sock, n, deadline)
+    return _recv_exact(sock, n, deadline, spin=spin)
 
 
-def recv_pickle(sock: socket.socket, fds: list[int] | None = None):
-    """The kernel's side: the judge's next order."""
-    return pickle.loads(recv_body(sock, None, fds))
+def recv_pickle(sock: socket.socket, fds: list[int] | None = None, spin: bool = False):
+    """The kernel's side: the judge's next order (``spin``: polled for, not slept on)."""
+    return pickle.loads(recv_body(sock, None, fds, spin))
 
 
-def recv_reply(sock: socket.socket, timeout_s: float) -> dict:
+def recv_reply(sock: socket.socket, timeout_s: float, spin: bool = False) -> dict:
     """The judge's side: the kernel process's answer as plain data (a JSON object), never code."""
     try:
-        msg = json.loads(recv_body(sock, timeout_s))
+        msg = json.loads(recv_body(sock, timeout_s, spin=spin))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"the kernel's process sent an unreadable answer ({e})") from None
     if not isinstance(msg, dict):

@@ -36,7 +36,7 @@ class VersionData:
     def fold_times(self) -> dict[str, dict[str, float]] | None:
         """The per-config times the decision fold recorded for this version, on both clocks
         ({"script": medians, "profiler": GPU times, only where there is one; "clock": whose GPU times,
-        "walls": the judge's wall time per call}): compare.json's
+        "bound": what bounds unseen work, "launches"}): compare.json's
         ``state.best`` after a baseline or a keep, which is this version. None for a version that
         did not become the best (its times are in its comparison rows, per class)."""
         best = (self.compare.get("state") or {}).get("best") or {}
@@ -48,7 +48,8 @@ class VersionData:
             "clock": best.get(
                 "clock", "in-process"
             ),  # the GPU times': ncu (outside the kernel's process) or in-process
-            "walls": dict(best.get("walls") or {}),
+            "bound": dict(best.get("bound") or {}),
+            "launches": dict(best.get("launches") or {}),
         }
 
     def clock(self) -> str:

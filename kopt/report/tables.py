@@ -223,7 +223,8 @@ def bench_times(df: pd.DataFrame | None) -> dict | None:
         "script": {r.config_key: float(r.median_us) for r in df.itertuples()},
         "profiler": gpu["gpu_us"],
         "clock": gpu["clock"],
-        "walls": gpu["walls"],
+        "bound": gpu["bound"],
+        "launches": gpu["launches"],
     }
 
 
@@ -252,7 +253,7 @@ def against(res: Results) -> dict[str, dict | None]:
             out[name] = None
             continue
         theirs = {"version": AGAINST[name], "medians": other["script"], "gpu_us": other["profiler"]}
-        theirs.update(clock=other["clock"], walls=other["walls"])
+        theirs.update(clock=other["clock"], bound=other["bound"], launches=other["launches"])
         cand = decide.Candidate(
             best.name,
             "ok",
@@ -260,7 +261,8 @@ def against(res: Results) -> dict[str, dict | None]:
             class_of=best.class_of(),
             gpu_us=mine["profiler"],
             clock=mine["clock"],
-            walls=mine["walls"],
+            bound=mine["bound"],
+            launches=mine["launches"],
         )
         comp, _ = decide.decide({**decide.initial_state(), "best": theirs}, cand, decide.Params())
         out[name] = comp if comp["per_class"] else None

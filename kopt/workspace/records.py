@@ -131,10 +131,15 @@ class BenchRow(Open):
     gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
     gpu_se_us: float | None = None  # its standard error: the calls' spread over sqrt(calls) (None: calls unequal)
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
-    wall_us: float | None = (
-        None  # the judge's own clock per call (median; on a GPU the lower quartile of its wall calls)
-    )
-    clock_wall_us: float | None = None  # the same around Nsight Compute's calls (its own work included)
+    wall_us: float | None = None  # the judge's own clock around each timed call's order and answer (median)
+    # the bound on work Nsight Compute does not see (kopt.measure.bound): the judge's clock per call around
+    # batches of back-to-back calls in the timing process, its standard error, the calls per batch
+    bound_us: float | None = None
+    bound_se_us: float | None = None
+    bound_calls: float | None = None
+    bound_host_us: float | None = None  # the kernel process's own host time per call in the batches (its report)
+    clock_wall_us: float | None = None  # the judge's clock per call around Nsight Compute's calls (its own work included)
+    clock_cpu_us: float | None = None  # CPU time per call of the process Nsight Compute wrapped, and of its own
     clock_note: str | None = None  # why a torch baseline has no outside clock
 
 
@@ -151,23 +156,36 @@ def gpu_column(df: pd.DataFrame) -> str | None:
     return None
 
 
+def _column(df: pd.DataFrame, col: str) -> dict[str, float]:
+    """config key -> ``col``'s value, where it has one."""
+    if col not in df:
+        return {}
+    return {r.config_key: float(getattr(r, col)) for r in df.itertuples() if pd.notna(getattr(r, col))}
+
+
 def gpu_times(df: pd.DataFrame) -> dict:
     """A bench.csv's GPU times as the decision fold takes them (``gpu_us``), the clock they are on
     (``clock``: ncu, in-process; judge on the CPU, whose medians are the judge's own round trips),
-    the judge's wall time per call (``walls``) and Nsight Compute's standard errors (``gpu_se``)."""
-    walls = {r.config_key: float(r.wall_us) for r in df.itertuples() if pd.notna(getattr(r, "wall_us", None))}
+    Nsight Compute's standard errors (``gpu_se``) and launches per call (``launches``), and what
+    bounds unseen work and says where it went (``bound``: bound_us, bound_se_us, host_us,
+    clock_cpu_us, clock_wall_us, each config key -> value)."""
+    bound = {c: _column(df, c) for c in ("bound_us", "bound_se_us", "host_us", "clock_cpu_us", "clock_wall_us")}
     if len(df) and "clock" in df and (df["clock"] == "judge").all():
-        return {"gpu_us": {}, "clock": "judge", "walls": walls, "gpu_se": {}}
+        return {"gpu_us": {}, "clock": "judge", "gpu_se": {}, "launches": {}, "bound": bound}
     col = gpu_column(df)
     gpu = {r.config_key: float(getattr(r, col)) for r in df.itertuples()} if col else {}
     if not col and "profiler_us" in df:  # where torch.profiler gave a time: the fold uses it per class
         gpu = {
             r.config_key: float(r.profiler_us) for r in df.itertuples() if pd.notna(r.profiler_us) and r.profiler_us > 0
         }
-    se = {}
-    if col == "gpu_us" and "gpu_se_us" in df:  # Nsight Compute's standard errors, where the calls were equal
-        se = {r.config_key: float(r.gpu_se_us) for r in df.itertuples() if pd.notna(r.gpu_se_us)}
-    return {"gpu_us": gpu, "clock": "ncu" if col == "gpu_us" else "in-process", "walls": walls, "gpu_se": se}
+    ncu = col == "gpu_us"  # Nsight Compute's standard errors (where the calls were equal) and launches
+    return {
+        "gpu_us": gpu,
+        "clock": "ncu" if ncu else "in-process",
+        "gpu_se": _column(df, "gpu_se_us") if ncu else {},
+        "launches": _column(df, "gpu_launches") if ncu else {},
+        "bound": bound,
+    }
 
 
 def config_columns(df: pd.DataFrame) -> list[str]:

@@ -1,0 +1,148 @@
+"""The bound on work Nsight Compute does not see (trusted side, in the timing process).
+
+Nsight Compute, the clock that decides, times kernels only: copies, memsets, host work and another
+process's or context's kernels are not in it. A kernel can tell the processes it wraps (its
+injection is in their environment and memory) and move work out of its sight there alone. The
+bound is what such work cannot shrink: the judge's own clock around batches of the same calls,
+made in the timing process, where Nsight Compute is not, so whatever a version does anywhere, a
+batch holds the whole of its work:
+
+1. untimed: each of K input sets of the pool drawn afresh in the judge's private memory
+   (``Pool.draw``), its outputs poisoned; the arena still holds the last inputs, so nothing of this
+   batch is in the kernel's reach yet;
+2. the clock starts (t0); the judge places every set's inputs in the arena, flushes the L2 from
+   its own context and synchronizes;
+3. one order: every set called back to back (``kopt.inside.serve.Session.batch``); both sides
+   poll the socket rather than sleep on it;
+4. the judge sums each output's bytes in its own context and synchronizes: the clock stops (t1);
+5. untimed: every call checked against the reference of its own draw, and every output summed
+   again: an output that changed after t1 fails the version.
+
+So t1 - t0 holds every call's whole work: no input exists in the arena before t0, and the outputs
+read at t1 are the ones checked, so no call can end after t1 (a process that answers early only
+moves its end into the judge's sums). It holds the judge's own placing, flush and sums too, the
+same for every version of a config (kopt.loop.decide compares versions, never one alone), and
+one round trip shared out over K calls: all that kopt's code in the kernel's process does there
+is to unpickle one order, call, synchronize and answer, so a kernel that strips it saves at most
+that once per batch (measured: ``review_lean_batch.py``, tests/gpu/test_gpu_bound.py).
+
+Per config: ``bound_us``, the median over the batches of (t1 - t0) / K; ``bound_se_us``, its
+standard error (from the batches' spread, robust to a late one); more batches until that is
+within ``bound_target_pct`` % of the call's time or ``bound_batches_max`` are made.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import torch
+
+from kopt.measure import wire
+from kopt.measure.faults import KernelFault
+from kopt.measure.reference import available_bytes
+from kopt.measure.trial import Trial
+
+_perf_counter = time.perf_counter
+
+
+def batch_size(trial: Trial) -> int:
+    """K: every set of the pool, as far as K private draws fit beside it in the memory left."""
+    one = sum(t.numel() * t.element_size() for t in trial.pool.sets[0].tensors.values())
+    room = int(available_bytes(trial.device) * 0.8) // max(one, 1)
+    return max(1, min(len(trial.pool.sets), room))
+
+
+def output_sums(trial: Trial, sets) -> list[int]:
+    """Each output's bytes summed, in the judge's own context: a read of every output of ``sets``."""
+    out = []
+    for s in sets:
+        for t in s.outputs(trial.layout).values():
+            out.append(t.contiguous().view(-1).view(torch.uint8).sum(dtype=torch.int64))
+    return [int(x) for x in out]
+
+
+def one_batch(trial: Trial, k: int, key: str, i: int, spin_next: bool) -> dict:
+    """One batch of ``k`` sets (steps 1-5 of the module's docstring): its time per call (µs), the
+    kernel process's own host time per call, the judge's own parts (µs, its events), seeds, sets."""
+    trial.pool.new_cycle()
+    sets = [trial.pool.next() for _ in range(k)]
+    draws = [trial.pool.draw(s) for s in sets]
+    for s in sets:
+        trial.pool.poison(s)
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
+    torch.cuda.synchronize()
+    where = f"config {key}, bound batch {i}"
+    t0 = _perf_counter()
+    events[0].record()
+    for s, d in zip(sets, draws, strict=True):
+        trial.pool.place(s, d)
+    trial.flush_l2()
+    events[1].record()
+    torch.cuda.synchronize()
+    order = {"op": "batch", "sets": [s.index for s in sets], "scalars": [s.scalars for s in sets]}
+    answer = trial.proc.ask({**order, "where": where, "spin_next": spin_next}, spin=True)
+    events[2].record()
+    sums = output_sums(trial, sets)  # .item(): synchronizes
+    events[3].record()
+    torch.cuda.synchronize()
+    us = (_perf_counter() - t0) * 1e6 / k
+    _check(trial, sets, draws, answer, sums, where)
+    try:
+        host_us = wire.number(answer, "host_us")
+    except ValueError as e:
+        raise KernelFault(f"{where}: {e}") from None
+    return {
+        "us": round(us, 3),
+        "host_us": round(host_us, 3),
+        "judge_in_us": round(events[0].elapsed_time(events[1]) * 1e3 / k, 3),
+        "judge_out_us": round(events[2].elapsed_time(events[3]) * 1e3 / k, 3),
+        "seeds": [s.seed for s in sets],
+        "sets": [s.index for s in sets],
+    }
+
+
+def _check(trial: Trial, sets, draws, answer: dict, sums: list[int], where: str) -> None:
+    """Every call of the batch against its own draw's reference, and the outputs as they were at t1."""
+    if answer.get("calls") != len(sets):
+        raise KernelFault(f"{where}: the kernel's process answered {answer.get('calls')!r} calls of {len(sets)}")
+    for j, (s, d) in enumerate(zip(sets, draws, strict=True)):
+        trial.check_or_raise(s, d, answer, f"{where}, call {j}")
+    if output_sums(trial, sets) != sums:
+        raise KernelFault(
+            f"{where}: the outputs changed after the kernel's process answered; a call's work must be done "
+            "when it answers"
+        )
+
+
+def robust_se(xs: list[float]) -> float:
+    """The standard error of the median of ``xs``: 1.2533 times a robust standard deviation (1.4826
+    times the median absolute deviation) over sqrt(n); infinite under 3 values."""
+    if len(xs) < 3:
+        return math.inf
+    med = float(np.median(xs))
+    mad = float(np.median([abs(x - med) for x in xs]))
+    return 1.2533 * 1.4826 * mad / math.sqrt(len(xs))
+
+
+def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
+    """The config's bound (the module's docstring): ``bound_batches_min`` batches, then more while
+    the standard error is over ``bound_target_pct`` % of ``est_us`` (the events' median: it only
+    sets how many batches are made) and ``bound_batches_max`` allow."""
+    k = batch_size(trial)
+    lo, hi = int(opts.get("bound_batches_min", 5)), int(opts.get("bound_batches_max", 16))
+    target = float(opts.get("bound_target_pct", 0.1)) / 100 * max(est_us, 0.0)
+    runs: list[dict] = []
+    while True:  # the kernel's process polls for the next order unless this is the last batch allowed
+        runs.append(one_batch(trial, k, key, len(runs), spin_next=len(runs) + 1 < hi))
+        if len(runs) >= hi or (len(runs) >= lo and robust_se([r["us"] for r in runs]) <= target):
+            break
+    us = [r["us"] for r in runs]
+    return {
+        "bound_us": float(np.median(us)),
+        "bound_se_us": robust_se(us) if len(us) >= 3 else None,
+        "bound_calls": k,
+        "bound_host_us": float(np.median([r["host_us"] for r in runs])),
+        "bound_batches": runs,
+    }

@@ -1,0 +1,80 @@
+"""The judge's readings of a kernel process's tree from /proc (Linux; trusted side): its CPU time,
+and which of its processes hold the GPU. They tell where time went that Nsight Compute does not
+see, in the processes it wraps (kopt.measure.outside_clock): host work shows as CPU time, and a
+process of the kernel's that opened the GPU's device files beside the one Nsight Compute profiles
+(a CUDA context of its own, started without Nsight Compute's injection) is named.
+
+What the kernel's process cannot do to them: its CPU time is the kernel's (the scheduler counts
+it, per process, and that of its ended children once they are waited for); its device files are
+listed by the kernel of the OS. It can hide neither, only stop doing the work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+
+from kopt.measure.reaper import descendants
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (s) of ``pid`` and every living descendant, with the ended children each has waited
+    for (utime, stime, cutime and cstime of /proc/<pid>/stat: clock ticks, 10 ms on Linux)."""
+    total = 0
+    for p in [pid, *descendants(pid)]:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15])
+    return total / _TICK
+
+
+def holds_gpu(pid: int) -> bool:
+    """Whether ``pid`` has an NVIDIA or AMD GPU device file open (every CUDA or HIP context does)."""
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(("/dev/nvidia", "/dev/kfd", "/dev/dri/render")):
+                    return True
+    return False
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError:
+        return "?"
+
+
+class GpuHolders:
+    """While open: every ``every_s`` seconds, the descendants of ``pid`` that hold the GPU (``pid``
+    itself excepted) are noted, by pid and command line (``found``)."""
+
+    def __init__(self, pid: int | None, every_s: float = 0.05):
+        self.pid, self.every_s, self.found = pid, every_s, {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="kopt-gpu-holders", daemon=True)
+
+    def _watch(self) -> None:
+        while not self.stop.is_set():
+            self.scan()
+            self.stop.wait(self.every_s)
+
+    def scan(self) -> None:
+        if self.pid is None:
+            return
+        for p in descendants(self.pid):
+            if p not in self.found and holds_gpu(p):
+                self.found[p] = _name(p)
+
+    def __enter__(self) -> GpuHolders:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.scan()
