@@ -1,0 +1,83 @@
+"""The bound's batches (kopt.measure.bound), their protocol on the CPU: every call of a batch is
+checked, a call that skips its work or ends after the answer fails, and the kernel's process
+stripping kopt's batch path still leaves every call's work inside the judge's clock. Their
+timings decide nothing on the CPU (kopt.loop.decide); tests/gpu/test_gpu_bound.py runs the
+attacks against Nsight Compute's clock."""
+
+import pytest
+
+from kopt.measure import bound
+from kopt.measure.faults import KernelFault
+from kopt.measure.trial import Trial
+from kopt.measure.variants import load_reference
+from tests.helpers import ROOT, kernel_process
+
+HONEST = "import torch\n\ndef run_kernel(x, y):\n    y.copy_(torch.softmax(x, dim=-1))\n"
+SKIPS = HONEST.replace("def run_kernel(x, y):\n", "N = [0]\n\ndef run_kernel(x, y):\n    N[0] += 1\n    if N[0] % 3 == 2:\n        return\n")
+LATE = '''import os, time, torch
+
+def run_kernel(x, y):
+    if os.fork() == 0:  # the work after the answer, in a child the judge's clock does not wait for
+        time.sleep(0.2)
+        y.copy_(torch.softmax(x, dim=-1))
+        os._exit(0)
+'''
+LEAN = HONEST + '''
+import json, struct
+from kopt.inside import guard, serve
+
+guard.Guard.check = lambda self, where: None
+
+
+def _batch(self, msg):
+    for j, sc in zip(msg["sets"], msg["scalars"]):
+        self.kernel(**self._args(j, sc))
+    body = json.dumps({"calls": len(msg["sets"]), "host_us": 0.0, "seq": self.seq}).encode()
+    self.sock.sendall(struct.pack("!I", len(body)) + body)
+
+
+serve.Session.batch = _batch
+'''
+
+
+def _bound(tmp_path, source: str, batches: int = 3) -> dict:
+    kernel = tmp_path / "k.py"
+    kernel.write_text(source)
+    ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
+    item = {"config": {"M": 8, "N": 16, "dtype": "float32"}, "key": "k", "class": "c", "tol": {"atol": 1e-6, "rtol": 1e-5}}
+    with kernel_process(kernel) as proc:
+        trial = Trial(ref, proc, item, device="cpu", opts={}, phase="bound", max_sets=4)
+        opts = {"bound_batches_min": batches, "bound_batches_max": batches}
+        return bound.bound_calls(trial, "k", opts, est_us=1.0)
+
+
+def test_every_call_of_every_batch_is_checked_and_timed(tmp_path):
+    got = _bound(tmp_path, HONEST)
+    assert got["bound_calls"] == 4 and len(got["bound_batches"]) == 3 and got["bound_us"] > 0
+    assert got["bound_se_us"] is not None and got["bound_se_us"] >= 0
+    for b in got["bound_batches"]:
+        assert sorted(b["sets"]) == [0, 1, 2, 3] and len(set(b["seeds"])) == 4  # each set once, fresh inputs
+
+
+def test_a_call_of_a_batch_that_skips_its_work_fails(tmp_path):
+    with pytest.raises(KernelFault, match="bound batch 0, call 1: the outputs are wrong or unwritten"):
+        _bound(tmp_path, SKIPS)
+
+
+def test_work_that_ends_after_the_answer_fails(tmp_path):
+    """A forked child writes the outputs after the answer: the judge read them at its clock's stop."""
+    with pytest.raises(KernelFault, match="wrong or unwritten|changed after the kernel's process answered"):
+        _bound(tmp_path, LATE)
+
+
+def test_a_stripped_batch_path_still_does_every_call_inside_the_clock(tmp_path):
+    """kopt's batch path replaced in the kernel's process (the Guard blinded): every call still
+    checked, and the judge's clock around each batch is the judge's (tests/gpu: what it removes)."""
+    got = _bound(tmp_path, LEAN)
+    assert len(got["bound_batches"]) == 3 and got["bound_us"] > 0
+
+
+@pytest.mark.parametrize("xs, se", [([1.0, 1.0, 1.0], 0.0), ([1.0, 2.0], float("inf"))])
+def test_the_standard_error_of_the_median_is_robust(xs, se):
+    assert bound.robust_se(xs) == se
+    assert bound.robust_se([1.0, 1.1, 0.9, 1.0, 50.0]) < 0.2  # one late batch does not blow it up
