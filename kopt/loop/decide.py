@@ -100,7 +100,7 @@ class Candidate:
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
     gpu_se: dict[str, float] = field(default_factory=dict)  # config key -> gpu_us's standard error (ncu's calls)
     launches: dict[str, float] = field(default_factory=dict)  # config key -> launches per call (ncu's record)
-    # what bounds unseen work and says where it went (bench.csv's columns bound_us, bound_se_us, host_us,
+    # what bounds unseen work and says where it went (bench.csv's columns bound_us, bound_se_us, bound_host_us,
     # clock_cpu_us, clock_wall_us): column -> config key -> value
     bound: dict[str, dict[str, float]] = field(default_factory=dict)
 
@@ -498,7 +498,7 @@ def unseen_work(keys: list[str], cand: Candidate, best: dict, params: Params) ->
         allow = params.noise_pct / 100 * best["gpu_us"][k] + LAUNCH_GAP_US * added
         z = params.noise_se_z
         verdict = "ok" if du + z * se <= allow else "moved" if du - z * se > allow else "unresolved"
-        host = (cb.get("host_us") or {}).get(k)
+        host = (cb.get("bound_host_us") or {}).get(k)
         if verdict != "ok" and host is not None and host > cand.gpu_us[k]:
             verdict = "unresolved"  # host-bound: the batch times the host's launches, not the GPU
         row = {"key": k, "gpu_delta_us": dg, "bound_delta_us": cw - bw, "unseen_delta_us": du, "se_us": se}

@@ -55,13 +55,19 @@ def batch_size(trial: Trial) -> int:
     return max(1, min(len(trial.pool.sets), room))
 
 
+def _words(t: torch.Tensor) -> torch.Tensor:
+    """``t``'s bytes as 8-byte words where they divide so (the arena aligns every buffer to 512
+    bytes), else as bytes: a sum over words reads as fast as the memory allows, over bytes 15 times
+    slower (H100: 1.9 ms for 256 MB)."""
+    raw = t.contiguous().view(-1).view(torch.uint8)
+    return raw.view(torch.int64) if raw.numel() % 8 == 0 else raw
+
+
 def output_sums(trial: Trial, sets) -> list[int]:
-    """Each output's bytes summed, in the judge's own context: a read of every output of ``sets``."""
-    out = []
-    for s in sets:
-        for t in s.outputs(trial.layout).values():
-            out.append(t.contiguous().view(-1).view(torch.uint8).sum(dtype=torch.int64))
-    return [int(x) for x in out]
+    """Each output's words summed (wrapping), in the judge's own context: a read of every output of
+    ``sets``, all queued before any is waited for."""
+    sums = [_words(t).sum(dtype=torch.int64) for s in sets for t in s.outputs(trial.layout).values()]
+    return [int(x) for x in sums]
 
 
 def one_batch(trial: Trial, k: int, key: str, i: int, spin_next: bool) -> dict:

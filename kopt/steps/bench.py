@@ -27,7 +27,8 @@ CLOCKS = {
         "ncu: the GPU time of every launch, recorded by Nsight Compute outside the kernel's process and read by "
         "the judge (kopt.measure.outside_clock), decides (gpu_us); the CUDA events, recorded in the kernel's "
         "process, are the second clock held to it (torch.profiler's trace too for a torch baseline); the judge's "
-        "own wall time per call (wall_us) bounds work Nsight Compute does not see (copies, memsets, host work)"
+        "own clock per call around batches of back-to-back calls in the timing process (bound_us, bound_se_us) "
+        "bounds work Nsight Compute does not see (copies, memsets, host work, other processes)"
     ),
     "in-process": (
         "in-process: no Nsight Compute record; the CUDA events and torch.profiler's GPU time were recorded in the "
@@ -114,7 +115,7 @@ def timed(outcome: ChildOutcome, req: dict, env: dict | None) -> Timing:
             t.samples += [{"config_key": r["key"], "sample": i, **s} for i, s in enumerate(r["samples"])]
             extra = {"l2_persisting_reset": r.get("l2_persisting_reset"), "profiled_seeds": r.get("profiled_seeds")}
             extra["clock_calls"] = r.get("clock_calls")  # Nsight Compute's calls: seeds, the judge's wall time
-            extra["wall_calls"] = r.get("wall_calls")  # the calls wall_us is the median of (kopt.measure.timing)
+            extra["bound_batches"] = r.get("bound_batches")  # the bound's batches (kopt.measure.bound)
             t.inputs[r["key"]] = {**r["inputs"], **extra}
         else:
             row["method"] = _method(device)

@@ -167,9 +167,10 @@ def gpu_times(df: pd.DataFrame) -> dict:
     """A bench.csv's GPU times as the decision fold takes them (``gpu_us``), the clock they are on
     (``clock``: ncu, in-process; judge on the CPU, whose medians are the judge's own round trips),
     Nsight Compute's standard errors (``gpu_se``) and launches per call (``launches``), and what
-    bounds unseen work and says where it went (``bound``: bound_us, bound_se_us, host_us,
+    bounds unseen work and says where it went (``bound``: bound_us, bound_se_us, bound_host_us,
     clock_cpu_us, clock_wall_us, each config key -> value)."""
-    bound = {c: _column(df, c) for c in ("bound_us", "bound_se_us", "host_us", "clock_cpu_us", "clock_wall_us")}
+    cols = ("bound_us", "bound_se_us", "bound_host_us", "clock_cpu_us", "clock_wall_us")
+    bound = {c: _column(df, c) for c in cols}
     if len(df) and "clock" in df and (df["clock"] == "judge").all():
         return {"gpu_us": {}, "clock": "judge", "gpu_se": {}, "launches": {}, "bound": bound}
     col = gpu_column(df)

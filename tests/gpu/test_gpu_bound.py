@@ -6,6 +6,7 @@ batch path in the kernel's process buys nothing; a persisting-L2 window gains no
 committed from the H100 (docs/runs/h100-bound/)."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -27,12 +28,13 @@ PARAMS = {
     "bench": {"warmup_ms": 10, "rep_ms": 20, "min_samples": 10, "max_samples": 50, "flush_l2": True,
               "cpu_warmup": 1, "cpu_samples": 2, "clock_calls": 8,
               "bound_batches_min": 5, "bound_batches_max": 16, "bound_target_pct": 0.1},
+    "inputs": {"pool_sets": int(os.environ.get("KOPT_POOL_SETS", "8"))},
 }  # fmt: skip
 SOFTMAX = [{"M": 4096, "N": 4096, "dtype": "float32"}, {"M": 32768, "N": 2048, "dtype": "float32"}]
 CAT_REF = '''import torch
 
 
-def setup(seed, M, N):
+def setup(seed, M, N, dtype="float32"):
     torch.manual_seed(seed)
     return {"inputs": {"x": torch.randn(M, N)}, "outputs": ["y"]}
 
@@ -55,7 +57,7 @@ def _workspace(dst: Path, ref: str, configs: list[dict], v0: str, class_by: list
     (dst / "ref.py").write_text(ref)
     (dst / "kernels" / "v0.py").write_text(v0)
     (dst / "kernels" / "v0.yaml").write_text("hypothesis: honest\n")
-    doc = {"name": dst.name, "class_by": class_by, "configs": configs, "seeds": 2}
+    doc = {"name": dst.name, "class_by": class_by, "configs": configs, "cpu_configs": configs[:1], "seeds": 3}
     doc["tolerances"] = {"float32": {"atol": 1e-6, "rtol": 1e-5}}
     (dst / "target.yaml").write_text(yaml.safe_dump(doc))
     return dst
@@ -74,7 +76,7 @@ def softmax(tmp_path_factory) -> Path:
 def cat(tmp_path_factory) -> Path:
     """y = cat([x, 2 x]): a problem part of which a copy can do (issue 42's copies standing in)."""
     ws = tmp_path_factory.mktemp("bound") / "cat"
-    return _workspace(ws, CAT_REF, [{"M": 8192, "N": 4096}], CAT_HONEST, ["M"])
+    return _workspace(ws, CAT_REF, [{"M": 8192, "N": 4096, "dtype": "float32"}], CAT_HONEST, ["M"])
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +108,14 @@ def _fold(ws: Path, runs) -> list[dict]:
     return comps
 
 
-def _show(df: pd.DataFrame) -> None:
+def _show(df: pd.DataFrame, out: Path | None = None) -> None:
     cols = ["config_key", "status", "gpu_us", "gpu_se_us", "gpu_launches", "median_us", "bound_us", "bound_se_us",
             "bound_calls", "bound_host_us", "clock_wall_us", "clock_cpu_us", "error"]  # fmt: skip
     print(df[[c for c in cols if c in df]].to_string())
+    if out is not None and (out / "bench.json").is_file():  # each batch: us per call, the judge's own parts
+        for key, rec in json.loads((out / "bench.json").read_text())["inputs"]["per_config"].items():
+            runs = rec.get("bound_batches") or []
+            print("  ", key, [(b["us"], b.get("judge_in_us"), b.get("judge_out_us")) for b in runs])
 
 
 def test_an_honest_copy_is_a_tie_and_the_bound_resolves_the_noise_rule(softmax, honest, tmp_path):
@@ -117,7 +123,7 @@ def test_an_honest_copy_is_a_tie_and_the_bound_resolves_the_noise_rule(softmax, 
     noise rule asks of the GPU time, so the fold can tell moved work from noise."""
     again = ("v1", *run_version(softmax, softmax / "kernels" / "v0.py", PARAMS, tmp_path))
     for _, corr, df, out in [*honest, again]:
-        _show(df)
+        _show(df, out)
         assert corr["status"] == "pass" and (df["status"] == "ok").all(), df["error"].tolist()
         assert (df["bound_us"] > df["gpu_us"]).all() and (df["bound_calls"] >= 4).all()
         assert (3 * df["bound_se_us"] < 0.01 * df["gpu_us"]).all(), "the bound does not resolve 1% here"

@@ -450,7 +450,7 @@ def outside(v, gpu, bound, clock="ncu", se=0.1, launches=1.0, host=None, cpu=Non
     and what says where unseen time went (the kernel process's host time, the Nsight Compute process's
     CPU and wall time per call)."""
     b = {"bound_us": {"a1": bound}, "bound_se_us": {"a1": se}}
-    b.update({col: {"a1": x} for col, x in (("host_us", host), ("clock_cpu_us", cpu), ("clock_wall_us", wall)) if x})
+    b.update({col: {"a1": x} for col, x in (("bound_host_us", host), ("clock_cpu_us", cpu), ("clock_wall_us", wall)) if x})
     return Candidate(
         v, "ok", medians={"a1": gpu + 2.0}, class_of={"a1": "A"}, gpu_us={"a1": gpu}, clock=clock, bound=b,
         launches={"a1": launches},
