@@ -133,8 +133,6 @@ class Session:
         from kopt.inside.calls import back_to_back
 
         calls = [self._args(j, sc) for j, sc in zip(msg["sets"], msg["scalars"], strict=True)]
-        if self.lab is not None:
-            self.lab.l2.reset()
         try:
             host_us, rets = back_to_back(self.kernel, calls, self.device)
         except KernelFault:
@@ -267,7 +265,14 @@ def _metadata(s: Session, msg: dict) -> dict:
     return {"triton": triton_metadata(s.kernel, asm), "jit_names": names}
 
 
-EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata}
+def _prep(s: Session, msg: dict) -> dict:
+    """Before a bound batch (kopt.measure.bound): the persisting-L2 carve-out reset."""
+    if s.lab is not None:
+        s.lab.l2.reset()
+    return {"ok": True}
+
+
+EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata, "prep": _prep}
 
 
 def _die_with_judge() -> None:

@@ -484,21 +484,22 @@ def test_gpu_time_that_falls_while_the_bound_does_not_is_work_moved_out_of_sight
     "bound, verdict, decision",
     [
         (470.0, "improved", "keep"),  # the bound fell with the GPU time
-        (470.5, "improved", "keep"),  # 0.5 us unseen, +3 se = 0.92 <= 1 us (1% of 100)
-        (471.0, "unresolved", "discard"),  # 1.0 +- 0.42: neither within nor beyond
-        (471.5, "disputed", "discard"),  # 1.5 - 0.42 > 1
+        (478.0, "improved", "keep"),  # 8 us unseen, +3 se = 8.42 <= 1 us (1% of 100) + a quarter of the 30 us fall
+        (478.5, "unresolved", "discard"),  # 8.5 +- 0.42: neither within nor beyond
+        (479.5, "disputed", "discard"),  # 9.5 - 0.42 > 8.5
     ],
 )
 def test_the_bound_decides_within_its_standard_errors(bound, verdict, decision):
-    """A class's allowance is its noise threshold of the best's GPU time (1 us here); the unseen
-    time's change must be within it by noise_se_z standard errors to stand, beyond it by as many to
-    be disputed; between, the bound does not resolve the class: unresolved, not kept."""
+    """A class's allowance is its noise threshold of the best's GPU time (1 us here) plus
+    bound_share of the GPU time's fall (7.5 us); the unseen time's change must be within it by
+    noise_se_z standard errors to stand, beyond it by as many to be disputed; between, the bound
+    does not resolve the class: unresolved, not kept."""
     comps, st = fold([outside("v0", 100.0, 500.0, se=0.1), outside("v1", 70.0, bound, se=0.1)], P)
     row = comps[1]["per_class"][0]
     assert row["verdict"] == verdict and comps[1]["decision"] == decision, row
     if verdict == "unresolved":
         assert comps[1]["reason"] == "unresolved" and row["note"].startswith("unresolved: the judge's bound")
-        assert "+1.00 +- 0.14 us (allowed 1.00)" in row["note"] and st["consecutive_regressions"] == 0
+        assert "+8.50 +- 0.14 us (allowed 8.50)" in row["note"] and st["consecutive_regressions"] == 0
 
 
 def test_a_version_with_no_real_gain_can_claim_at_most_the_noise_threshold():
@@ -513,8 +514,11 @@ def test_a_launch_added_is_allowed_its_gap_and_a_host_bound_candidate_is_unresol
     """Back to back, each launch adds the GPU's gap between launches (LAUNCH_GAP_US): allowed per
     launch added. A candidate whose own host time per call exceeds its GPU time makes its batch time
     the host's: the bound cannot resolve its GPU gain (unresolved, never disputed as moved work)."""
-    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.8, launches=2.0)], P)
+    strict = dec.Params(bound_share=0.0)  # the allowance: 1 us, and 2 us for the launch added
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.8, launches=2.0)], strict)
     assert comps[1]["decision"] == "keep", comps[1]["per_class"][0]
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.8)], strict)
+    assert comps[1]["reason"] == "disputed", comps[1]["per_class"][0]
     comps, _ = fold([outside("v0", 10.0, 30.0, host=8.0), outside("v1", 5.0, 31.0, host=25.0)], P)
     row = comps[1]["per_class"][0]
     assert row["verdict"] == "unresolved" and "host-bound" in row["note"]
@@ -560,6 +564,7 @@ def test_the_settings_file_reaches_every_rule_by_name():
     # every setting the decision has reaches it (kopt.workspace.settings lists them: it cannot import the fold)
     assert set(settings) == {f.name for f in dataclasses.fields(dec.Params)}
     assert (p.noise_pct, p.noise_floor_us, p.noise_se_z, p.trend_floor_pct) == (1.0, 0.25, 3.0, 0.4)
+    assert p.bound_share == 0.25
     assert (p.max_consecutive_regressions, p.review_speedup) == (5, 10.0)
     with pytest.raises(TypeError):
         dec.from_settings({**settings, "noise_percent": 2.0})
