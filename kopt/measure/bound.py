@@ -14,13 +14,16 @@ batch holds the whole of its work:
    its own context and synchronizes;
 3. one order: every set called back to back (``kopt.inside.serve.Session.batch``); both sides
    poll the socket rather than sleep on it;
-4. the judge sums each output's bytes in its own context and synchronizes: the clock stops (t1);
-5. untimed: every call checked against the reference of its own draw, and every output summed
-   again: an output that changed after t1 fails the version.
+4. the judge reads SAMPLES random elements of every output in its own context (positions drawn
+   for this batch, which the kernel's process never sees): the clock stops (t1) when that read ends;
+5. untimed: every call checked against the reference of its own draw, and the sampled elements
+   read again: one that changed after t1 fails the version.
 
-So t1 - t0 holds every call's whole work: no input exists in the arena before t0, and the outputs
-read at t1 are the ones checked, so no call can end after t1 (a process that answers early only
-moves its end into the judge's sums). It holds the judge's own placing, flush and sums too, the
+So t1 - t0 holds every call's whole work: no input exists in the arena before t0, and an output
+still being written after t1 is caught at a sampled element (work left undone on a share f of
+each output escapes with probability (1 - f) ** 4096: under 2% from f = 0.1%). The clock is the
+judge's own CUDA events at the placing's start and the read's end (the GPU's time, none of the
+judge's host delays). It holds the judge's own placing and flush too, the
 same for every version of a config (kopt.loop.decide compares versions, never one alone), and
 one round trip shared out over K calls: all that kopt's code in the kernel's process does there
 is to unpickle one order, call, synchronize and answer, so a kernel that strips it saves at most
@@ -55,19 +58,26 @@ def batch_size(trial: Trial) -> int:
     return max(1, min(len(trial.pool.sets), room))
 
 
-def _words(t: torch.Tensor) -> torch.Tensor:
-    """``t``'s bytes as 8-byte words where they divide so (the arena aligns every buffer to 512
-    bytes), else as bytes: a sum over words reads as fast as the memory allows, over bytes 15 times
-    slower (H100: 1.9 ms for 256 MB)."""
-    raw = t.contiguous().view(-1).view(torch.uint8)
-    return raw.view(torch.int64) if raw.numel() % 8 == 0 else raw
+SAMPLES = 4096  # elements of each output read at the clock's stop (the proof that the work was done)
 
 
-def output_sums(trial: Trial, sets) -> list[int]:
-    """Each output's words summed (wrapping), in the judge's own context: a read of every output of
-    ``sets``, all queued before any is waited for."""
-    sums = [_words(t).sum(dtype=torch.int64) for s in sets for t in s.outputs(trial.layout).values()]
-    return torch.stack(sums).tolist()  # one copy to the host: one wait, not one per output
+def sample_points(trial: Trial, sets) -> list[torch.Tensor]:
+    """Where each output of ``sets`` is read when the clock stops: SAMPLES random element positions
+    per output, drawn by the judge for this batch (the kernel's process never sees them)."""
+    out = []
+    for s in sets:
+        for t in s.outputs(trial.layout).values():
+            n = t.numel()
+            out.append(torch.randint(0, max(n, 1), (min(SAMPLES, max(n, 1)),), device=t.device))
+    return out
+
+
+def output_samples(trial: Trial, sets, points: list[torch.Tensor]) -> torch.Tensor:
+    """The outputs' bytes at ``points``, gathered in the judge's own context (a few KB; queued,
+    not waited for)."""
+    outs = [t for s in sets for t in s.outputs(trial.layout).values()]
+    got = [t.reshape(-1)[idx].contiguous().view(torch.uint8) for t, idx in zip(outs, points, strict=True) if t.numel()]
+    return torch.cat(got) if got else torch.zeros(0, dtype=torch.uint8)
 
 
 def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
@@ -80,6 +90,7 @@ def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
     draws = [trial.pool.draw(s) for s in sets]
     for s in sets:
         trial.pool.poison(s)
+    points = sample_points(trial, sets)
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else None
     where = f"config {key}, bound batch {i}"
     # the persisting-L2 carve-out reset in the kernel's process before the clock starts (kopt.inside.l2;
@@ -97,13 +108,13 @@ def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
     order = {"op": "batch", "sets": [s.index for s in sets], "scalars": [s.scalars for s in sets], "where": where}
     answer = trial.proc.ask(order, spin=cuda)
     _record(ev, 2)
-    sums = output_sums(trial, sets)
+    seen = output_samples(trial, sets, points)
     _record(ev, 3)
-    sync(trial.device)
-    # on a GPU its own events: the GPU's time from the placing's start to the sums' end, none of the
-    # judge's host delays before or after (the kernel's work lies between them either way)
+    seen = seen.cpu()  # waits for the gather
+    # on a GPU its own events: the GPU's time from the placing's start to the gather's end, none of
+    # the judge's host delays before or after (the kernel's work lies between them either way)
     us = ev[0].elapsed_time(ev[3]) * 1e3 / k if ev else (_perf_counter() - t0) * 1e6 / k
-    _check(trial, sets, draws, answer, sums, where)
+    _check(trial, sets, draws, answer, seen, where, points)
     try:
         host_us = wire.number(answer, "host_us")
     except ValueError as e:
@@ -121,13 +132,13 @@ def _record(events, i: int) -> None:
         events[i].record()
 
 
-def _check(trial: Trial, sets, draws, answer: dict, sums: list[int], where: str) -> None:
+def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: str, points) -> None:
     """Every call of the batch against its own draw's reference, and the outputs as they were at t1."""
     if answer.get("calls") != len(sets):
         raise KernelFault(f"{where}: the kernel's process answered {answer.get('calls')!r} calls of {len(sets)}")
     for j, (s, d) in enumerate(zip(sets, draws, strict=True)):
         trial.check_or_raise(s, d, answer, f"{where}, call {j}")
-    if output_sums(trial, sets) != sums:
+    if not torch.equal(output_samples(trial, sets, points).cpu(), seen):
         raise KernelFault(
             f"{where}: the outputs changed after the kernel's process answered; a call's work must be done "
             "when it answers"
