@@ -36,7 +36,7 @@ Pure (no torch, no I/O). Rules:
     threshold on this machine, with the numbers), as is a candidate whose calls are host-bound
     (the batch then times the host, not the GPU). Neither is kept. So a version with no real gain
     can claim at most the noise threshold over (1 - bound_share), whatever it moved, and one with a
-    real gain g at most bound_share / (1 - bound_share) of g more (a third, at 0.25).
+    real gain g at most bound_share / (1 - bound_share) of g more (two thirds, at 0.4).
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.
@@ -121,7 +121,7 @@ class Params:
     # the unseen time a class may add, as a share of its GPU time's fall, on top of the noise threshold:
     # the judge's bound resolves 1.3-1.8 us a call on the H100 (3 standard errors: 4-5 us), more than the
     # 1% the noise rule asks of a 50-200 us call, so an honest gain needs room beyond it (module docstring)
-    bound_share: float = 0.25
+    bound_share: float = 0.4
     max_consecutive_regressions: int = 5
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
     # rerun spread): without it +0.01% then +0.02% would make a regression
