@@ -160,7 +160,7 @@ def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
     the standard error is over ``bound_target_pct`` % of ``est_us`` (the events' median: it only
     sets how many batches are made) and ``bound_batches_max`` allow."""
     k = batch_size(trial)
-    lo, hi = int(opts.get("bound_batches_min", 5)), int(opts.get("bound_batches_max", 12))
+    lo, hi = int(opts.get("bound_batches_min", 4)), int(opts.get("bound_batches_max", 8))
     target = float(opts.get("bound_target_pct", 0.1)) / 100 * max(est_us, 0.0)
     runs: list[dict] = []
     while True:

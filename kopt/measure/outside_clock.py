@@ -71,6 +71,10 @@ CLOCK_NAME = "ncu"  # bench.csv's clock column: Nsight Compute, outside the kern
 BASELINE_WARMUP = 3
 BASELINE_RANGE = "kopt-clock"  # a trusted baseline's counted calls (ncu --nvtx-include), and the warm-up
 WARMUP_KERNEL = "FillFunctor"  # the warm-up launch's kernel (torch.ones), first in every record
+# input sets of a clock process's pool at most: its calls are whole cycles of it (clock_calls rounded
+# up), and each costs 6-8 ms of Nsight Compute's own on the H100; the timing process's pool is larger
+# for the bound's batches (kopt.measure.bound)
+CLOCK_SETS = 8
 
 
 class ClockProcesses:
@@ -218,7 +222,7 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda n
     fresh, the L2 flushed by the judge, timed on the judge's clock, checked; their seeds and times."""
     trial = Trial(
         ref, proc, item, device="cuda", opts={**opts, "flush_l2": False}, phase="clock",
-        max_sets=int(opts.get("pool_sets", 8)),
+        max_sets=min(int(opts.get("pool_sets", 8)), CLOCK_SETS),
     )  # fmt: skip
     baseline = bool(opts.get("torch_baseline"))
     for i in range(BASELINE_WARMUP if baseline else 0):
