@@ -17,13 +17,23 @@ for i in $(seq 1 "${RUNS:-3}"); do
     cp "$d/results/$v/compare.json" "$OUT/fresh/$name/$i/${v}_compare.json" 2>/dev/null
     cp "$d/results/$v/bench.csv" "$OUT/fresh/$name/$i/${v}_bench.csv" 2>/dev/null
   done
-  python3 - "$d/results/v1/compare.json" "$name" "$i" "$rc" "$(( $(date +%s) - start ))" <<'PY'
-import json, sys
-path, name, i, rc, secs = sys.argv[1:]
+  python3 - "$d/results/v1/compare.json" "$name" "$i" "$rc" "$(( $(date +%s) - start ))" "$OUT/fresh-$name-$i.log" <<'PY'
+import json, re, sys
+from datetime import datetime
+path, name, i, rc, secs, log = sys.argv[1:]
+# each rule measure's seconds, from Snakemake's time stamps (the job's start, its "Finished" line)
+stamp, started, took = None, {}, []
+for line in open(log):
+    if m := re.match(r"\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]", line):
+        stamp = datetime.strptime(m.group(1), "%a %b %d %H:%M:%S %Y")
+    elif line.startswith("localrule measure"):
+        started["measure"] = stamp
+    elif "(Rule: measure)" in line and "measure" in started:
+        took.append(int((stamp - started.pop("measure")).total_seconds()))
 try:
     c = json.load(open(path))
     rows = "; ".join(f"{r['class']} {r['delta_pct']:+.1f}% {r['verdict']}" for r in c["per_class"])
-    print(f"{name} run {i}: exit {rc}, {secs} s, v1 {c['decision']} ({c['reason']}): {rows}")
+    print(f"{name} run {i}: exit {rc}, {secs} s (rule measure v0, v1: {took} s), v1 {c['decision']} ({c['reason']}): {rows}")
 except OSError:
     print(f"{name} run {i}: exit {rc}, {secs} s, no compare.json")
 PY
