@@ -489,29 +489,51 @@ def unseen_work(keys: list[str], cand: Candidate, best: dict, params: Params) ->
     GPU time, plus LAUNCH_GAP_US per launch added), its standard error, and the verdict: ok,
     moved (beyond the allowance by ``noise_se_z`` standard errors), unresolved (neither, or the
     candidate's calls host-bound). Configs without a bound on both sides are left out."""
-    bb, cb = best.get("bound") or {}, cand.bound
+    cb, floors = cand.bound, best.get("unseen_floor") or {}
     out = []
     for k in keys:
-        bw, cw = (bb.get("bound_us") or {}).get(k), (cb.get("bound_us") or {}).get(k)
-        if bw is None or cw is None:
+        mine, floor = unseen(cand, k), floors.get(k) or unseen_of(best, k)
+        if mine is None or floor is None:
             continue
         dg = cand.gpu_us[k] - best["gpu_us"][k]
-        du = (cw - bw) - dg
-        ses = [(bb.get("bound_se_us") or {}).get(k), (cb.get("bound_se_us") or {}).get(k)]
-        ses += [(best.get("gpu_se") or {}).get(k, 0.0), cand.gpu_se.get(k, 0.0)]
-        se = math.inf if None in ses[:2] else math.sqrt(sum(x * x for x in ses))
+        du = mine["us"] - floor["us"]
+        se = math.sqrt(mine["se"] ** 2 + (math.inf if floor.get("se") is None else floor["se"]) ** 2)
+        # the fall since the baseline, as far as it is the candidate's: moved work cannot ratchet keep by keep
+        fall = max((best.get("baseline_gpu") or {}).get(k, best["gpu_us"][k]) - cand.gpu_us[k], 0.0)
+        threshold = params.noise_pct / 100 * best["gpu_us"][k]
         added = max(0.0, cand.launches.get(k, 0.0) - (best.get("launches") or {}).get(k, 0.0))
-        allow = params.noise_pct / 100 * best["gpu_us"][k] + params.bound_share * max(-dg, 0.0) + LAUNCH_GAP_US * added
+        # launches added earn their gaps, at most the threshold: a kernel adds launches under Nsight Compute alone
+        allow = threshold + params.bound_share * fall + min(LAUNCH_GAP_US * added, threshold)
         z = params.noise_se_z
         verdict = "ok" if du + z * se <= allow else "moved" if du - z * se > allow else "unresolved"
+        if mine["calls"] != floor["calls"] and verdict == "ok":
+            verdict = "unresolved"  # batches of other sizes share out another round trip
         host = (cb.get("bound_host_us") or {}).get(k)
         if verdict != "ok" and host is not None and host > cand.gpu_us[k]:
             verdict = "unresolved"  # host-bound: the batch times the host's launches, not the GPU
-        row = {"key": k, "gpu_delta_us": dg, "bound_delta_us": cw - bw, "unseen_delta_us": du, "se_us": se}
+        row = {"key": k, "gpu_delta_us": dg, "bound_delta_us": du + dg, "unseen_delta_us": du, "se_us": se}
         row.update(allow_us=allow, verdict=verdict, host_bound=bool(host is not None and host > cand.gpu_us[k]))
         row["where"] = _where(k, cand, best, du) if verdict == "moved" else None
         out.append(row)
     return out
+
+
+def unseen(c: Candidate, k: str) -> dict | None:
+    """A version's unseen time per call on config ``k``: the bound less the GPU time, its standard
+    error, and the calls per batch; None without a bound (or on another clock than Nsight Compute's)."""
+    b = c.bound
+    us, se = (b.get("bound_us") or {}).get(k), (b.get("bound_se_us") or {}).get(k)
+    if us is None or k not in c.gpu_us:
+        return None
+    se = math.inf if se is None else math.sqrt(se**2 + c.gpu_se.get(k, 0.0) ** 2)
+    return {"us": us - c.gpu_us[k], "se": se, "calls": (b.get("bound_calls") or {}).get(k)}
+
+
+def unseen_of(best: dict, k: str) -> dict | None:
+    """The same of the best, from the state's record of it."""
+    c = Candidate(best["version"], "ok", gpu_us=best.get("gpu_us") or {}, gpu_se=best.get("gpu_se") or {})
+    c.bound = best.get("bound") or {}
+    return unseen(c, k)
 
 
 def _worst(rows: list[dict]) -> str:
@@ -690,7 +712,7 @@ def _disputed(step: _Step, disputed: list[str], verdicts: dict[str, str]) -> Non
     comp.update(decision=ov["decision"], reason="override", detail=f"{detail}; settled by hand: {ov['reason']}")
     comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
     if ov["decision"] == "keep":
-        st["best"] = _best_of(cand)
+        st["best"] = _best_of(cand, step.best)
         _mark_untrusted(step, disputed)
 
 
@@ -732,7 +754,7 @@ def _keep(step: _Step, improved: list[str], targeted: set[str]) -> None:
     off = [c for c in improved if c not in targeted]
     detail = f"improved {improved}" + (f" (outside the target: {off})" if off else "")
     step.comp.update(decision="keep", reason="improved", detail=detail)
-    step.state.update(best=_best_of(step.cand), consecutive_regressions=0)
+    step.state.update(best=_best_of(step.cand, step.best), consecutive_regressions=0)
     _mark_untrusted(step, improved)
 
 
@@ -773,9 +795,20 @@ def _not_evidence(step: _Step) -> None:
 # --- the state's best, and a split's dispatch entry ----------------------------------------------
 
 
-def _best_of(c: Candidate) -> dict:
-    """The state's record of a best version: its timings and roofline targets."""
+def _best_of(c: Candidate, before: dict | None = None) -> dict:
+    """The state's record of a best version: its timings and roofline targets, and what its unseen
+    time is held to from now on: per config the least unseen time of the baseline and every keep
+    (``unseen_floor``), and the baseline's GPU time (``baseline_gpu``), so that work moved out of
+    Nsight Compute's sight cannot add up keep by keep (an adversarial review, issue 42)."""
+    before = before or {}
+    floor = dict(before.get("unseen_floor") or {})
+    for k in c.gpu_us:
+        mine = unseen(c, k)
+        if mine is not None and (k not in floor or mine["us"] < floor[k]["us"]):
+            floor[k] = mine
     return {
+        "unseen_floor": floor,
+        "baseline_gpu": dict(before.get("baseline_gpu") or c.gpu_us),
         "version": c.version,
         "medians": dict(c.medians),
         "gpu_us": dict(c.gpu_us),

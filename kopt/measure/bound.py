@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import secrets
 import time
 
 import numpy as np
@@ -64,12 +65,19 @@ SAMPLES = 4096  # elements of each output read at the clock's stop (the proof th
 
 def sample_points(trial: Trial, sets) -> list[torch.Tensor]:
     """Where each output of ``sets`` is read when the clock stops: SAMPLES random element positions
-    per output, drawn by the judge for this batch (the kernel's process never sees them)."""
+    per output (every element of a smaller one), drawn from a generator of the judge's own seeded
+    from the OS for this batch: not torch's global one, which ref.py's setup() seeds with the
+    draw's seed, whose inputs the kernel sees (an adversarial review predicted them so)."""
+    gen = torch.Generator(device=trial.device)
+    gen.manual_seed(secrets.randbits(63))
     out = []
     for s in sets:
         for t in s.outputs(trial.layout).values():
-            n = t.numel()
-            out.append(torch.randint(0, max(n, 1), (min(SAMPLES, max(n, 1)),), device=t.device))
+            n = max(t.numel(), 1)
+            if n <= SAMPLES:
+                out.append(torch.arange(n, device=t.device))
+            else:
+                out.append(torch.randint(0, n, (SAMPLES,), device=t.device, generator=gen))
     return out
 
 
@@ -86,6 +94,10 @@ def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
     kernel process's own host time per call, the judge's own parts on a GPU (µs, its own events),
     the seeds and sets. On the CPU the same protocol runs (its checks are tested there), unpolled."""
     cuda = trial.device == "cuda"
+    # the persisting-L2 carve-out reset in the kernel's process (kopt.inside.l2; cudaDeviceSetLimit is
+    # slow and would sit inside the batch), the order after this one polled for; before the draws and
+    # the poison, so nothing the process does on this order can prepare the batch's outputs (review)
+    trial.proc.ask({"op": "prep", "spin_next": cuda})
     trial.pool.new_cycle()
     sets = [trial.pool.next() for _ in range(k)]
     draws = [trial.pool.draw(s) for s in sets]
@@ -94,9 +106,6 @@ def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
     points = sample_points(trial, sets)
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else None
     where = f"config {key}, bound batch {i}"
-    # the persisting-L2 carve-out reset in the kernel's process before the clock starts (kopt.inside.l2;
-    # cudaDeviceSetLimit is slow and would sit inside the batch), and the order after this one polled for
-    trial.proc.ask({"op": "prep", "spin_next": cuda})
     sync(trial.device)
     t0 = _perf_counter()
     _record(ev, 0)

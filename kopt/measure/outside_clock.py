@@ -172,7 +172,10 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                 if not clock.gone[i]:
                     proc.begin()
                     go(proc)
-                calls[item["key"]] = run_calls(ref, proc, item, opts=opts, mark=mark)
+                # the kernel processes the judge started and the profilers wrapping them: what may hold the GPU
+                known = {p.proc.pid for p in clock.procs} | {p.target for p in clock.procs if p.target}
+                calls[item["key"]] = run_calls(ref, proc, item, opts={**opts, "kernel_pids": known,
+                                                                      "tool_dir": _tool_dir(proc)}, mark=mark)  # fmt: skip
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
@@ -234,17 +237,29 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda n
     out = [trial.judged(f"config {item['key']}, clocked call 0", **how)]
     mark(f"clock {item['key']}: calls")
     cpu0 = watch.cpu_seconds(proc.target) if proc.target else None
-    with watch.GpuHolders(proc.target) as holders:
+    with watch.GpuHolders(os.getpid(), set(opts.get("kernel_pids") or ()), opts.get("tool_dir")) as holders:
         out += [trial.judged(f"config {item['key']}, clocked call {i}", **how) for i in range(1, n)]
     if holders.found:
         pid, cmd = next(iter(holders.found.items()))
         raise KernelFault(
-            f"config {item['key']}: process {pid} ({cmd}), started by the kernel's, held the GPU during the "
-            "clock's calls: Nsight Compute does not time its work"
+            f"config {item['key']}: process {pid} ({cmd}), started by a kernel's process, held the GPU during "
+            "the clock's calls: Nsight Compute does not time its work"
         )
     if cpu0 is not None and n > 1:  # the calls after the first: host work shows here
         out[1]["cpu_us_per_call"] = (watch.cpu_seconds(proc.target) - cpu0) * 1e6 / (n - 1)
     return out
+
+
+def _tool_dir(proc: KernelProcess) -> str | None:
+    """The folder of the profiler wrapping ``proc`` (its own programs may hold the GPU beside its
+    target): its program's folder, or the whole Nsight Compute installation it lies in."""
+    try:
+        exe = os.path.realpath(f"/proc/{proc.proc.pid}/exe")
+    except OSError:
+        return None
+    parts = Path(exe).parts
+    top = next((i for i, x in enumerate(parts) if x.startswith("nsight-compute")), None)
+    return str(Path(*parts[: top + 2])) if top is not None and top + 2 < len(parts) else os.path.dirname(exe)
 
 
 def read_record(csv_path: Path, warmed: bool = True) -> list[dict]:

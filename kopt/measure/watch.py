@@ -50,11 +50,14 @@ def _name(pid: int) -> str:
 
 
 class GpuHolders:
-    """While open: every ``every_s`` seconds, the descendants of ``pid`` that hold the GPU (``pid``
-    itself excepted) are noted, by pid and command line (``found``)."""
+    """While open: every ``every_s`` seconds, every descendant of ``root`` (the judge) that holds the
+    GPU is noted by pid and command line (``found``), but ``known`` (the kernel processes the judge
+    started, each under its profiler) and the profiler's own programs (``tool_dir``: Nsight
+    Compute's installation). The whole tree, not the target's: a helper the kernel double-forks is
+    re-parented to the profiler or the judge (an adversarial review, issue 42)."""
 
-    def __init__(self, pid: int | None, every_s: float = 0.05):
-        self.pid, self.every_s, self.found = pid, every_s, {}
+    def __init__(self, root: int, known: set[int], tool_dir: str | None, every_s: float = 0.05):
+        self.root, self.known, self.tool_dir, self.every_s, self.found = root, set(known), tool_dir, every_s, {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="kopt-gpu-holders", daemon=True)
 
@@ -63,11 +66,15 @@ class GpuHolders:
             self.scan()
             self.stop.wait(self.every_s)
 
+    def _tool(self, pid: int) -> bool:
+        try:
+            return bool(self.tool_dir) and os.path.realpath(f"/proc/{pid}/exe").startswith(self.tool_dir)
+        except OSError:
+            return False
+
     def scan(self) -> None:
-        if self.pid is None:
-            return
-        for p in descendants(self.pid):
-            if p not in self.found and holds_gpu(p):
+        for p in descendants(self.root):
+            if p not in self.known and p not in self.found and holds_gpu(p) and not self._tool(p):
                 self.found[p] = _name(p)
 
     def __enter__(self) -> GpuHolders:

@@ -169,7 +169,7 @@ def gpu_times(df: pd.DataFrame) -> dict:
     Nsight Compute's standard errors (``gpu_se``) and launches per call (``launches``), and what
     bounds unseen work and says where it went (``bound``: bound_us, bound_se_us, bound_host_us,
     clock_cpu_us, clock_wall_us, each config key -> value)."""
-    cols = ("bound_us", "bound_se_us", "bound_host_us", "clock_cpu_us", "clock_wall_us")
+    cols = ("bound_us", "bound_se_us", "bound_calls", "bound_host_us", "clock_cpu_us", "clock_wall_us")
     bound = {c: _column(df, c) for c in cols}
     if len(df) and "clock" in df and (df["clock"] == "judge").all():
         return {"gpu_us": {}, "clock": "judge", "gpu_se": {}, "launches": {}, "bound": bound}

@@ -79,7 +79,8 @@ def _show(df: pd.DataFrame) -> None:
         "gpu_launches",
         "median_us",
         "profiler_us",
-        "wall_us",
+        "bound_us",
+        "bound_se_us",
         "error",
     ]
     print(df[[c for c in cols if c in df]].to_string())
@@ -96,11 +97,11 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         assert (df["median_us"] >= 0.95 * df["gpu_us"] - 2.5).all()
         per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
         assert all(len(rec["clock_calls"]) >= 8 for rec in per_config.values())
-        for key, rec in per_config.items():  # the moved-work bound: the judge's wall calls, every one checked
-            walls = sorted(c["wall_us"] for c in rec["wall_calls"])
+        for key, rec in per_config.items():  # the moved-work bound: the judge's batches, every call checked
+            runs = sorted(b["us"] for b in rec["bound_batches"])
             row = df[df["config_key"] == key].iloc[0]
-            assert len(walls) >= 16 and walls[0] <= row["wall_us"] <= walls[len(walls) // 2]  # the lower quartile
-            assert row["wall_us"] >= row["gpu_us"], (key, row["wall_us"], row["gpu_us"])
+            assert len(runs) >= 6 and runs[0] <= row["bound_us"] <= runs[-1]  # their median
+            assert row["bound_us"] >= row["gpu_us"], (key, row["bound_us"], row["gpu_us"])
         assert "Nsight Compute" in json.loads((out / "bench.json").read_text())["timing"]["clock"][0]
     comps = _fold(workspace, honest)
     print(comps[1]["decision"], comps[1]["reason"], comps[1]["detail"], [r["delta_pct"] for r in comps[1]["per_class"]])
@@ -115,8 +116,8 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         ("slows_its_clock.py", {"KOPT_ATTACK_FACTOR": "0.9"}, False),  # within the second clocks' 5%
         ("patches_statistics.py", {}, False),
         ("host_half.py", {}, False),
-        ("review_disables_spin.py", {}, False),  # the spin, flush and sync are not in the wall calls
-        ("review_answers_early.py", {}, False),  # the timed samples' early answers: the wall calls are honest
+        ("review_disables_spin.py", {}, True),  # Lab's method replaced: the Guard watches kopt's classes
+        ("review_answers_early.py", {}, False),  # the timed samples' early answers: the batches are honest
     ],
 )
 def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log, monkeypatch, kernel, env, fails):

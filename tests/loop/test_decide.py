@@ -515,10 +515,10 @@ def test_a_launch_added_is_allowed_its_gap_and_a_host_bound_candidate_is_unresol
     """Back to back, each launch adds the GPU's gap between launches (LAUNCH_GAP_US): allowed per
     launch added. A candidate whose own host time per call exceeds its GPU time makes its batch time
     the host's: the bound cannot resolve its GPU gain (unresolved, never disputed as moved work)."""
-    strict = dec.Params(bound_share=0.0)  # the allowance: 1 us, and 2 us for the launch added
-    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.8, launches=2.0)], strict)
+    strict = dec.Params(bound_share=0.0)  # the allowance: 1 us, and 1 us (2, at most the threshold) for the launch
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.5, launches=2.0)], strict)
     assert comps[1]["decision"] == "keep", comps[1]["per_class"][0]
-    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.8)], strict)
+    comps, _ = fold([outside("v0", 100.0, 500.0), outside("v1", 70.0, 471.5)], strict)
     assert comps[1]["reason"] == "disputed", comps[1]["per_class"][0]
     comps, _ = fold([outside("v0", 10.0, 30.0, host=8.0), outside("v1", 5.0, 31.0, host=25.0)], P)
     row = comps[1]["per_class"][0]
@@ -616,3 +616,28 @@ def test_twice_in_a_row_counts_a_direction_only_beyond_half_the_errors_allowed()
     assert [c["decision"] for c in fold(small, p)[0]] == ["baseline", "discard", "discard"]
     more = [_timed("v0", 100.0, 0.5), _timed("v1", 98.8, 0.5), _timed("v2", 98.8, 0.5)]
     assert [c["decision"] for c in fold(more, p)[0]] == ["baseline", "discard", "keep"]
+
+
+def _review(name, gpu, bound, launches=1.0):
+    """Issue 42's adversarial review: a 5000 us call, Nsight Compute's standard error 2 us, the bound's 1.5 us."""
+    c = outside(name, gpu, bound, se=1.5, launches=launches)
+    c.gpu_se = {"a1": 2.0}
+    return c
+
+
+def test_work_moved_out_of_sight_cannot_add_up_keep_by_keep():
+    """The ratchet: every version moves 1.2% of the call more, each step within its allowance against
+    the best before it; the unseen time is held to the least of the baseline and every keep, and the
+    allowance to the fall since the baseline, so the moves stop being kept once they add up."""
+    comps, st = fold([_review(f"v{i}", 5000.0 * 0.988**i, 5100.0) for i in range(16)], P)
+    gain = 1 - st["best"]["gpu_us"]["a1"] / 5000.0
+    assert gain < 0.05, (gain, [c["decision"] for c in comps])  # before the floor: 16.6%, none of it real
+    assert st["best"]["unseen_floor"]["a1"]["us"] == pytest.approx(100.0)
+
+
+def test_launches_added_earn_at_most_the_threshold():
+    """Launch farming: 100 empty launches under Nsight Compute only (3 us each there) and 600 us of
+    work moved out of its sight, in a 1000 us call: each launch earned 2 us of allowance, and the
+    version was kept at -30%; now the launches' allowance is at most the threshold."""
+    comps, _ = fold([_review("v0", 1000.0, 1100.0), _review("v1", 1000.0 - 600.0 + 300.0, 1100.0, 101.0)], P)
+    assert comps[1]["decision"] != "keep", comps[1]["per_class"][0]

@@ -5,12 +5,13 @@ timings decide nothing on the CPU (kopt.loop.decide); tests/gpu/test_gpu_bound.p
 attacks against Nsight Compute's clock."""
 
 import pytest
+import torch
 
 from kopt.measure import bound
 from kopt.measure.faults import KernelFault
 from kopt.measure.trial import Trial
 from kopt.measure.variants import load_reference
-from tests.helpers import ROOT, kernel_process
+from tests.helpers import FIXTURES, ROOT, kernel_process
 
 HONEST = "import torch\n\ndef run_kernel(x, y):\n    y.copy_(torch.softmax(x, dim=-1))\n"
 SKIPS = HONEST.replace("def run_kernel(x, y):\n", "N = [0]\n\ndef run_kernel(x, y):\n    N[0] += 1\n    if N[0] % 3 == 2:\n        return\n")
@@ -40,9 +41,10 @@ serve.Session.batch = _batch
 '''
 
 
-def _bound(tmp_path, source: str, batches: int = 3) -> dict:
-    kernel = tmp_path / "k.py"
-    kernel.write_text(source)
+def _bound(tmp_path, source: str | None, batches: int = 3, kernel=None) -> dict:
+    if kernel is None:
+        kernel = tmp_path / "k.py"
+        kernel.write_text(source)
     ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
     item = {"config": {"M": 8, "N": 16, "dtype": "float32"}, "key": "k", "class": "c", "tol": {"atol": 1e-6, "rtol": 1e-5}}
     with kernel_process(kernel) as proc:
@@ -81,3 +83,34 @@ def test_a_stripped_batch_path_still_does_every_call_inside_the_clock(tmp_path):
 def test_the_standard_error_of_the_median_is_robust(xs, se):
     assert bound.robust_se(xs) == se
     assert bound.robust_se([1.0, 1.1, 0.9, 1.0, 50.0]) < 0.2  # one late batch does not blow it up
+
+
+def test_work_done_on_the_prep_order_does_not_count(tmp_path, monkeypatch):
+    """Issue 42's review: a kernel that zeroes every output when ``prep`` comes (before the clock)
+    and never in its calls passed every batch; ``prep`` now comes before the draws and the poison."""
+    monkeypatch.setenv("REVIEW42_STRICT", "1")
+    with pytest.raises(KernelFault, match="wrong or unwritten"):
+        _bound(tmp_path, None, kernel=FIXTURES / "attacks" / "prep_zeroes.py")
+
+
+def test_the_sampled_positions_do_not_follow_torchs_seed():
+    """Issue 42's review: ref.py's setup() seeds torch's global generator with the draw's seed, whose
+    inputs the kernel sees: positions drawn from it were predicted. Small outputs are read whole."""
+
+    class T:
+        device = "cpu"
+        layout = None
+
+    class S:
+        def __init__(self, n):
+            self.t = torch.empty(n)
+
+        def outputs(self, layout):
+            return {"y": self.t}
+
+    torch.manual_seed(7)
+    a = bound.sample_points(T(), [S(1 << 20)])[0]
+    torch.manual_seed(7)
+    b = bound.sample_points(T(), [S(1 << 20)])[0]
+    assert len(a) == bound.SAMPLES and not torch.equal(a, b)
+    assert torch.equal(bound.sample_points(T(), [S(100)])[0], torch.arange(100))

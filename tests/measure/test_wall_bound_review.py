@@ -1,9 +1,7 @@
-"""Adversarial review of the moved-work bound (ac172df, 9a44a36), on the CPU (the interpreter; the
-judge's clock times the call and checks every one). On a GPU the bound is the judge's own wall
-calls, every one checked (kopt.measure.timing.wall_calls; tests/gpu/test_gpu_clock.py runs both
-attacks there)."""
-
-import pytest
+"""Adversarial reviews of the moved-work bound (ac172df, 9a44a36; issue 42), on the CPU (the
+interpreter; the judge's clock times the call and checks every one). On a GPU the bound is the
+judge's own clock around batches of back-to-back calls, every one checked (kopt.measure.bound;
+tests/gpu/test_gpu_bound.py and test_gpu_clock.py run the attacks there)."""
 
 from tests.helpers import FIXTURES, run_version
 from tests.measure.test_boundary import _verdicts, attack  # noqa: F401 - the fixture
@@ -20,12 +18,6 @@ def test_a_call_that_answers_before_its_work_is_done_fails(tiny, tmp_path, run_p
     assert "wrong or unwritten" in df["error"].iloc[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="review: the Guard does not watch torch.cuda._sleep, torch._C._cuda_synchronize or Lab's "
-    "methods. Nothing trusted rests on them: the judge's wall time is of its own wall calls (no spin, "
-    "its own flush, timed to its copy of the outputs; tests/gpu/test_gpu_clock.py)",
-)
 def test_a_kernel_that_disables_the_spin_flush_and_synchronize_is_failed_by_the_tripwire(
     tiny,
     tmp_path,
@@ -33,5 +25,9 @@ def test_a_kernel_that_disables_the_spin_flush_and_synchronize_is_failed_by_the_
     attack,  # noqa: F811
 ):
     corr, df, _ = run_version(tiny, ATTACKS / "review_disables_spin.py", {**run_params, "device": "cpu"}, tmp_path)
+    """Issue 42: the Guard watches the methods of kopt's classes in the kernel's process (Session,
+    Lab, PersistingL2) now, so replacing Lab.clear_caches trips it (the spin and torch._C's
+    synchronize it still does not watch; nothing trusted rests on them: the bound's batches, the
+    judge's own clock, kopt.measure.bound)."""
     assert "spin, flush and synchronize disabled" in attack()
-    assert "replaced" in _verdicts(corr, df)
+    assert "replaced" in _verdicts(corr, df) and "Lab.clear_caches" in _verdicts(corr, df)
