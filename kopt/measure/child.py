@@ -181,7 +181,7 @@ def _clock_processes(req: dict, device: str):
 def _second_clock_opts(opts: dict, baseline: bool) -> dict:
     """Where Nsight Compute's clock decides, the CUDA events are the in-process clock, held to it
     within 5% (kopt.measure.outside_clock.second_clocks): their least sample count does, and only
-    the first of their timed calls is checked (the clock's calls and the wall calls all are: an
+    the first of their timed calls is checked (the clock's calls and the bound's batches all are: an
     in-process call that skipped work could only read less than the GPU showed, which fails).
     torch.profiler's in-process trace is not taken for a kernel under test: Nsight Compute counts
     every launch on every stream, which the trace's hidden-stream check was for, and the trace's

@@ -31,9 +31,11 @@ BASELINE_WARMUP calls first, and Nsight Compute times only the launches inside t
 its counted calls (torch.compile's first calls compile and record graphs). What it lacks: what
 Nsight Compute does not see (copies, memsets, host work, a process it does not follow); the
 kernel's cudaProfilerStop is ignored (kopt.profilers.ncu.IGNORE_STOP: on the H100 it hid launches
-from the clock until then); the judge's own wall time per call bounds that (kopt.loop.decide),
-taken around the timing process's wall calls (kopt.measure.timing.wall_calls), not these: here
-each launch holds about 5 ms of Nsight Compute's own work.
+from the clock until then); the judge's own clock around batches of back-to-back calls in the
+timing process bounds that (kopt.measure.bound, kopt.loop.decide), not these calls: here each
+launch holds 5-7 ms of Nsight Compute's own work. Here the judge reads the process's CPU time per
+call (host work shows in it: where the time went) and watches its whole tree for another process
+holding the GPU (kopt.measure.watch), which fails the version.
 
 The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order.
 No kernel process can trace another or the judge (Landlock), nor signal a process outside its own
