@@ -41,10 +41,11 @@ Pure (no torch, no I/O). Rules:
     or when the best version reaches the roofline target on every class ("target reached"), or
     when the GPU gate found no idle GPU within its limit.
   * Masked versions are out of the fold (decision "masked", state unchanged).
-  * Timings that are not evidence (the CPU interpreter's): every class is a tie (its deltas are
-    recorded, labelled), so nothing is kept, split or regressed on them, and the regression counter,
-    the recent regressions, "twice in a row" and the stop flags are left as they were. The first
-    correct version is still the baseline, so the reports have one.
+  * Timings that are not evidence (the CPU's): the regression counter, the recent regressions,
+    "twice in a row" and the stop flags are left as they were. The Triton interpreter's decide
+    nothing at all: every class is a tie (its deltas recorded, labelled), so nothing is kept, split
+    or regressed on them; the first correct version is still the baseline, so the reports have one.
+    (A command target's own benchmark on the CPU still decides, labelled.)
   * Repairs (repair_of: vK) of an incorrect proposal: up to 3; a failed repair counts against the
     proposal (abandoned after 3) and never moves the regression counter; a passing repair is
     compared like any candidate (its regression does not count either). A repair_of that names a
@@ -76,7 +77,7 @@ UNTRUSTED = (
     "which could have written its times"
 )
 
-NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; every class is a tie, and nothing is counted or stopped"
+NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
 
 
 @dataclass
@@ -98,7 +99,8 @@ class Candidate:
     routes: dict[str, str] | None = None  # dispatch: config key -> the version serving it
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
-    evidence: bool = True  # False: CPU-interpreter timings, which decide nothing that lasts
+    evidence: bool = True  # False: CPU timings (the interpreter's, a command's), which move no counter
+    interpreter: bool = False  # the Triton interpreter's timings: every class a tie (they decide nothing)
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
     gpu_se: dict[str, float] = field(default_factory=dict)  # config key -> gpu_us's standard error (ncu's calls)
     launches: dict[str, float] = field(default_factory=dict)  # config key -> launches per call (ncu's record)
@@ -455,8 +457,8 @@ def _class_row(
         worst = _worst(unseen)
         if worst != "ok":
             verdict, note, small = worst, _unseen_note(worst, unseen), None
-    if not cand.evidence:  # the interpreter's timings: nothing is kept, split or regressed on them
-        verdict, note, small = "tie", NOT_EVIDENCE, None
+    if cand.interpreter:  # the interpreter's timings: nothing is kept, split or regressed on them
+        verdict, note, small = "tie", "the Triton interpreter's timings decide nothing: a tie", None
     disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
     if disagreement and use_gpu and verdict != "disputed":
         disagreement += "; the GPU time decides"
@@ -779,7 +781,7 @@ def _regression_entry(step: _Step, worst: dict) -> dict:
 def _tie(step: _Step) -> None:
     """Every class within noise: discard as a tie; the counter resets."""
     detail = f"every class within {step.params.noise_pct:g}% noise"
-    if not step.cand.evidence:
+    if step.cand.interpreter:
         detail = "every class a tie: the Triton interpreter's timings decide nothing"
     step.comp.update(decision="discard", reason="tie", detail=detail)
     step.state["consecutive_regressions"] = 0

@@ -60,6 +60,7 @@ def candidate(
         if ok and evidence and bottleneck and bottleneck.get("status") == "ok"
         else None,
         evidence=bool(evidence),
+        interpreter=bool(len(df) and (df["method"].astype(str) == "cpu-interpreter").any()),
     )
 
 

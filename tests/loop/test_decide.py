@@ -228,19 +228,23 @@ def test_cpu_interpreter_verdicts_move_no_counter_and_stop_nothing():
     the CPU: each a labelled tie (nothing kept, split or regressed there), the counter stays 0 and
     the loop does not stop; the same regressions on a GPU stop it."""
     seq = [cand("v0")] + [cand(f"v{i}", 120, 120) for i in range(1, 7)] + [cand("v7", 50, 50)]
-    comps, st = fold([Candidate(**{**c.__dict__, "evidence": False}) for c in seq], P)
+    comps, st = fold([Candidate(**{**c.__dict__, "evidence": False, "interpreter": True}) for c in seq], P)
     assert [c["reason"] for c in comps[1:]] == ["tie"] * 7 and st["best"]["version"] == "v0"
     assert all(c["evidence"].startswith("cpu-interpreter: timings are not evidence") for c in comps[1:])
     assert all(r["delta_pct"] != 0 for c in comps[1:] for r in c["per_class"])  # recorded, labelled
     assert st["consecutive_regressions"] == 0 and not st["recent_regressions"] and not st["stop"]
     _, st = fold(seq[:7], P)
     assert st["stop"] and st["stop_reason"] == "6 consecutive regressions"
+    # a command target's own benchmark on the CPU: its verdicts stand, labelled, and count nothing
+    comps, st = fold([Candidate(**{**c.__dict__, "evidence": False}) for c in seq[:7]], P)
+    assert [c["reason"] for c in comps[1:]] == ["regression"] * 6 and st["consecutive_regressions"] == 0
 
 
 def test_an_identical_copy_on_the_interpreter_is_never_split_kept_or_regressed():
     """Issue 42: one copy of a version read -18.7% and +35.6% on two classes there, "split recommended"."""
     a = Candidate("v0", "ok", medians={"x": 100.0, "y": 100.0}, class_of={"x": "A", "y": "B"}, evidence=False)
     b = Candidate("v1", "ok", medians={"x": 81.3, "y": 135.6}, class_of={"x": "A", "y": "B"}, evidence=False)
+    a.interpreter = b.interpreter = True
     comps, st = fold([a, b], P)
     assert (comps[1]["decision"], comps[1]["reason"]) == ("discard", "tie") and "split" not in comps[1]
     assert [r["verdict"] for r in comps[1]["per_class"]] == ["tie", "tie"] and st["best"]["version"] == "v0"

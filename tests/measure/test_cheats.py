@@ -105,7 +105,7 @@ def _candidate(version: str, out: Path, df, gpu_scale: float | None, tiny: Path)
     if gpu_scale is not None:  # a stub profiler: the GPU time the CPU cannot measure, on a GPU's clock
         df = df.assign(profiler_us=df["median_us"] * gpu_scale, clock="in-process")
     c = candidate(version, str(out / "correctness.json"), df, {}, str(tiny / "kernels" / f"{version}.py"))
-    c.evidence = True  # taken as a GPU's figures: the interpreter's decide nothing (kopt.loop.decide)
+    c.evidence, c.interpreter = True, False  # taken as a GPU's figures: the interpreter's decide nothing
     return c
 
 
