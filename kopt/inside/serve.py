@@ -205,7 +205,19 @@ def _own_modules():
     import kopt.measure.wire as wire
     from kopt.inside import buffers, calls, kernels, l2, metadata
 
-    return (sys.modules[__name__], buffers, calls, kernels, l2, metadata, device, wire, Session, calls.Lab, l2.PersistingL2)
+    return (
+        sys.modules[__name__],
+        buffers,
+        calls,
+        kernels,
+        l2,
+        metadata,
+        device,
+        wire,
+        Session,
+        calls.Lab,
+        l2.PersistingL2,
+    )
 
 
 def _serve(s: Session) -> None:

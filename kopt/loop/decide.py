@@ -551,7 +551,9 @@ def _where(k: str, cand: Candidate, best: dict, du: float) -> str:
     wall = [(src.get("clock_wall_us") or {}).get(k) for src in (best.get("bound") or {}, cand.bound)]
     said = ""
     if None not in wall:
-        said = f"; its Nsight Compute calls took {wall[1] / 1e3:.2f} ms of wall time each, the best's {wall[0] / 1e3:.2f}"
+        said = (
+            f"; its Nsight Compute calls took {wall[1] / 1e3:.2f} ms of wall time each, the best's {wall[0] / 1e3:.2f}"
+        )
     if None in cpu:
         return "unknown (no CPU time of the Nsight Compute process)" + said
     dcpu = cpu[1] - cpu[0]
@@ -575,7 +577,9 @@ def _unseen_note(verdict: str, rows: list[dict]) -> str:
     ]
     if verdict == "disputed":
         head = "disputed: the GPU time fell but the calls did not get faster by as much on the judge's own clock"
-        tail = "work moved where Nsight Compute does not look; settle it by hand with override: in the version's metadata"
+        tail = (
+            "work moved where Nsight Compute does not look; settle it by hand with override: in the version's metadata"
+        )
     else:
         head = "unresolved: the judge's bound does not resolve this class's noise threshold on this machine"
         tail = "not kept without it (more bound batches, bench.bound_batches_max, or a longer config resolve more)"

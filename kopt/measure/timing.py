@@ -34,8 +34,8 @@ import numpy as np
 import torch
 
 from kopt.measure import wire
-from kopt.measure.boundary import KernelProcess, copy_report
 from kopt.measure.bound import bound_calls
+from kopt.measure.boundary import KernelProcess, copy_report
 from kopt.measure.device import SPIN_CYCLES
 from kopt.measure.faults import KernelFault
 from kopt.measure.trial import Trial

@@ -138,7 +138,9 @@ class BenchRow(Open):
     bound_se_us: float | None = None
     bound_calls: float | None = None
     bound_host_us: float | None = None  # the kernel process's own host time per call in the batches (its report)
-    clock_wall_us: float | None = None  # the judge's clock per call around Nsight Compute's calls (its own work included)
+    clock_wall_us: float | None = (
+        None  # the judge's clock per call around Nsight Compute's calls (its own work included)
+    )
     clock_cpu_us: float | None = None  # CPU time per call of the process Nsight Compute wrapped, and of its own
     clock_note: str | None = None  # why a torch baseline has no outside clock
 

@@ -31,7 +31,7 @@ PARAMS = {
     "inputs": {"pool_sets": int(os.environ.get("KOPT_POOL_SETS", "16"))},
 }  # fmt: skip
 SOFTMAX = [{"M": 4096, "N": 4096, "dtype": "float32"}, {"M": 32768, "N": 2048, "dtype": "float32"}]
-CAT_REF = '''import torch
+CAT_REF = """import torch
 
 
 def setup(seed, M, N, dtype="float32"):
@@ -41,15 +41,15 @@ def setup(seed, M, N, dtype="float32"):
 
 def reference(x):
     return torch.cat([x, 2 * x])
-'''
-CAT_HONEST = '''import torch
+"""
+CAT_HONEST = """import torch
 
 
 def run_kernel(x, y):
     m = x.shape[0]
     torch.mul(x, 1.0, out=y[:m])
     torch.mul(x, 2.0, out=y[m:])
-'''
+"""
 
 
 def _workspace(dst: Path, ref: str, configs: list[dict], v0: str, class_by: list[str]) -> Path:
@@ -99,7 +99,9 @@ def attack_log(tmp_path, monkeypatch):
 
 
 def _fold(ws: Path, runs) -> list[dict]:
-    cands = [candidate(v, str(out / "correctness.json"), df, {}, str(ws / "kernels" / "v0.py")) for v, _, df, out in runs]
+    cands = [
+        candidate(v, str(out / "correctness.json"), df, {}, str(ws / "kernels" / "v0.py")) for v, _, df, out in runs
+    ]
     comps, _ = dec.fold(cands, dec.Params())
     for c in comps[1:]:
         print(c["version"], c["decision"], c["reason"], c["detail"])
@@ -126,7 +128,10 @@ def test_an_honest_copy_is_a_tie_and_the_bound_resolves_the_noise_rule(softmax, 
         _show(df, out)
         assert corr["status"] == "pass" and (df["status"] == "ok").all(), df["error"].tolist()
         assert (df["bound_us"] > df["gpu_us"]).all() and (df["bound_calls"] >= 4).all()
-        print("the bound's resolution (3 standard errors, % of the GPU time):", (300 * df["bound_se_us"] / df["gpu_us"]).round(2).tolist())
+        print(
+            "the bound's resolution (3 standard errors, % of the GPU time):",
+            (300 * df["bound_se_us"] / df["gpu_us"]).round(2).tolist(),
+        )
         assert (df["bound_se_us"] < 0.02 * df["bound_us"]).all()
         per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
         assert all(len(rec["bound_batches"]) >= 5 for rec in per_config.values())

@@ -454,7 +454,9 @@ def outside(v, gpu, bound, clock="ncu", se=0.1, launches=1.0, host=None, cpu=Non
     and what says where unseen time went (the kernel process's host time, the Nsight Compute process's
     CPU and wall time per call)."""
     b = {"bound_us": {"a1": bound}, "bound_se_us": {"a1": se}}
-    b.update({col: {"a1": x} for col, x in (("bound_host_us", host), ("clock_cpu_us", cpu), ("clock_wall_us", wall)) if x})
+    b.update(
+        {col: {"a1": x} for col, x in (("bound_host_us", host), ("clock_cpu_us", cpu), ("clock_wall_us", wall)) if x}
+    )
     return Candidate(
         v, "ok", medians={"a1": gpu + 2.0}, class_of={"a1": "A"}, gpu_us={"a1": gpu}, clock=clock, bound=b,
         launches={"a1": launches},
@@ -474,7 +476,9 @@ def test_a_keep_on_the_outside_clock_is_trusted_and_one_on_the_in_process_clock_
 def test_gpu_time_that_falls_while_the_bound_does_not_is_work_moved_out_of_sight():
     """Issue 42: Nsight Compute sees kernels only; a version that moves 30 us of a call into a copy
     looks 30 us faster to it while the judge's batches do not get faster: disputed, with where."""
-    comps, st = fold([outside("v0", 100.0, 500.0, cpu=9000, wall=8000), outside("v1", 70.0, 500.0, cpu=9100, wall=8100)], P)
+    comps, st = fold(
+        [outside("v0", 100.0, 500.0, cpu=9000, wall=8000), outside("v1", 70.0, 500.0, cpu=9100, wall=8100)], P
+    )
     row = comps[1]["per_class"][0]
     assert row["verdict"] == "disputed" and comps[1]["decision"] == "discard" and st["best"]["version"] == "v0"
     assert comps[1]["reason"] == "disputed" and "a1: GPU time -30.00 us" in row["note"]

@@ -14,16 +14,21 @@ from kopt.measure.variants import load_reference
 from tests.helpers import FIXTURES, ROOT, kernel_process
 
 HONEST = "import torch\n\ndef run_kernel(x, y):\n    y.copy_(torch.softmax(x, dim=-1))\n"
-SKIPS = HONEST.replace("def run_kernel(x, y):\n", "N = [0]\n\ndef run_kernel(x, y):\n    N[0] += 1\n    if N[0] % 3 == 2:\n        return\n")
-LATE = '''import os, time, torch
+SKIPS = HONEST.replace(
+    "def run_kernel(x, y):\n",
+    "N = [0]\n\ndef run_kernel(x, y):\n    N[0] += 1\n    if N[0] % 3 == 2:\n        return\n",
+)
+LATE = """import os, time, torch
 
 def run_kernel(x, y):
     if os.fork() == 0:  # the work after the answer, in a child the judge's clock does not wait for
         time.sleep(0.2)
         y.copy_(torch.softmax(x, dim=-1))
         os._exit(0)
-'''
-LEAN = HONEST + '''
+"""
+LEAN = (
+    HONEST
+    + """
 import json, struct
 from kopt.inside import guard, serve
 
@@ -38,7 +43,8 @@ def _batch(self, msg):
 
 
 serve.Session.batch = _batch
-'''
+"""
+)
 
 
 def _bound(tmp_path, source: str | None, batches: int = 3, kernel=None) -> dict:
@@ -46,7 +52,12 @@ def _bound(tmp_path, source: str | None, batches: int = 3, kernel=None) -> dict:
         kernel = tmp_path / "k.py"
         kernel.write_text(source)
     ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
-    item = {"config": {"M": 8, "N": 16, "dtype": "float32"}, "key": "k", "class": "c", "tol": {"atol": 1e-6, "rtol": 1e-5}}
+    item = {
+        "config": {"M": 8, "N": 16, "dtype": "float32"},
+        "key": "k",
+        "class": "c",
+        "tol": {"atol": 1e-6, "rtol": 1e-5},
+    }
     with kernel_process(kernel) as proc:
         trial = Trial(ref, proc, item, device="cpu", opts={}, phase="bound", max_sets=4)
         opts = {"bound_batches_min": batches, "bound_batches_max": batches}
