@@ -89,15 +89,6 @@ def cat_honest(cat, tmp_path_factory):
     return [("v0", *run_version(cat, cat / "kernels" / "v0.py", PARAMS, tmp_path_factory.mktemp("c")))]
 
 
-@pytest.fixture
-def attack_log(tmp_path, monkeypatch):
-    kernel_dir = tmp_path / "kernel"
-    kernel_dir.mkdir()
-    monkeypatch.setenv("KOPT_ATTACK_LOG", str(kernel_dir / "attack.log"))
-    monkeypatch.setenv("KOPT_KERNEL_WRITABLE", str(kernel_dir))
-    return kernel_dir / "attack.log"
-
-
 def _fold(ws: Path, runs) -> list[dict]:
     cands = [
         candidate(v, str(out / "correctness.json"), df, {}, str(ws / "kernels" / "v0.py")) for v, _, df, out in runs

@@ -52,15 +52,6 @@ def honest(workspace, tmp_path_factory):
     return runs
 
 
-@pytest.fixture
-def attack_log(tmp_path, monkeypatch):
-    kernel_dir = tmp_path / "kernel"
-    kernel_dir.mkdir()
-    monkeypatch.setenv("KOPT_ATTACK_LOG", str(kernel_dir / "attack.log"))
-    monkeypatch.setenv("KOPT_KERNEL_WRITABLE", str(kernel_dir))
-    return kernel_dir / "attack.log"
-
-
 def _fold(tiny: Path, runs: list[tuple[str, dict, pd.DataFrame, Path]]) -> list[dict]:
     cands = [
         candidate(v, str(out / "correctness.json"), df, {}, str(tiny / "kernels" / "v0.py")) for v, _, df, out in runs
