@@ -161,8 +161,8 @@ def float32_checks(trial: Trial):
     for any float32 reference (kopt.measure.reference): each of them must show its work was done,
     and a float64 reference cost 8 ms a call of a 256 MB softmax on the H100, most of a rule
     `measure`; the gate, the timed calls and the clock's calls are checked in float64."""
-    if trial.device != "cuda" or trial.placement.widened:
-        yield
+    if trial.device != "cuda" or trial.placement.device != "cuda" or trial.placement.widened:
+        yield  # the CPU; a reference too big for the GPU in float64 stays where it was placed
         return
     before = trial.placement
     trial.placement = reference.Placement("cuda", reference.FLOAT32, why="the bound's batches: float32 on the GPU")
