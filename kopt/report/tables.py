@@ -159,12 +159,15 @@ def throttled(res: Results) -> list[str]:
 
 def reviews(res: Results) -> list[dict]:
     """Comparisons flagged for review: a class faster than the best by more than review_speedup, a
-    class whose two clocks disagree (disputed), a decision a person settled by hand (override)."""
+    class whose two clocks disagree or whose bound on unseen work failed (disputed) or did not
+    resolve (unresolved, with the numbers), a decision a person settled by hand (override)."""
     out = []
     for v in res.versions:
         c = v.compare
         flags = list(c.get("review") or [])
-        flags += [f"{r['class']}: {r['note']}" for r in c.get("per_class", []) if r.get("verdict") == "disputed"]
+        flags += [
+            f"{r['class']}: {r['note']}" for r in c.get("per_class", []) if r.get("verdict") in ("disputed", "unresolved")
+        ]
         if c.get("override"):
             flags.append(f"overridden by hand to {c['override']['decision']}: {c['override']['reason']}")
         if flags:
