@@ -166,7 +166,9 @@ def reviews(res: Results) -> list[dict]:
         c = v.compare
         flags = list(c.get("review") or [])
         flags += [
-            f"{r['class']}: {r['note']}" for r in c.get("per_class", []) if r.get("verdict") in ("disputed", "unresolved")
+            f"{r['class']}: {r['note']}"
+            for r in c.get("per_class", [])
+            if r.get("verdict") in ("disputed", "unresolved")
         ]
         if c.get("override"):
             flags.append(f"overridden by hand to {c['override']['decision']}: {c['override']['reason']}")
