@@ -112,11 +112,11 @@ class Trial:
         return self.proc.ask(order, while_running=how.get("while_running"))
 
     def judged(self, where: str, **how) -> dict:
-        """One call on the judge's clock alone, the bound on work the GPU clocks do not see: drawn; the
-        L2 flushed from the judge's own CUDA context (no launch of the kernel's process) and the GPU
-        idle; ordered without spin or events; timed until the judge's own copy of the
-        outputs is done, so a call that answers before its work is done either fails the check or
-        waits in that copy; checked. Its seed, input set and wall time (µs)."""
+        """One call as the clock's processes make them (kopt.measure.outside_clock): drawn; the L2
+        flushed from the judge's own CUDA context (no launch of the kernel's process) and the GPU
+        idle; ordered without spin or events; timed on the judge's clock until its own copy of the
+        outputs is done (kept as ``clock_wall_us``, which holds Nsight Compute's own work); checked.
+        Its seed, input set and wall time (µs)."""
         s, d = self.prepare()
         self.flush_l2()
         torch.cuda.synchronize()
