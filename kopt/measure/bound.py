@@ -27,7 +27,8 @@ judge's host delays). It holds the judge's own placing and flush too, the
 same for every version of a config (kopt.loop.decide compares versions, never one alone), and
 one round trip shared out over K calls: all that kopt's code in the kernel's process does there
 is to unpickle one order, call, synchronize and answer, so a kernel that strips it saves at most
-that once per batch (measured: ``review_lean_batch.py``, tests/gpu/test_gpu_bound.py).
+that once per batch (``tests/fixtures/attacks/_lean.py``: within the bound's noise on the H100,
+tests/gpu/test_gpu_bound.py, docs/runs/h100-bound/).
 
 Per config: ``bound_us``, the median over the batches of (t1 - t0) / K; ``bound_se_us``, its
 standard error (from the batches' spread, robust to a late one); more batches until that is
