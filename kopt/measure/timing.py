@@ -53,6 +53,9 @@ _perf_counter = time.perf_counter
 # keeps SPIN_CYCLES: a longer spin would hide host work from the events, and a keep needs them
 # (work moved to the host shortens the GPU time while the call gets slower: kopt.loop.decide).
 CYCLES_PER_US = 2e3  # about 2 GHz
+# input sets of a timing pool on the CPU at most (pool_sets, 32, is for the bound's batches on a GPU):
+# every set is drawn when the pool is made, and CI's 2 cores drew 32 for every version of every test
+CPU_POOL_SETS = 8
 SPIN_HOST_FACTOR = 3.0
 MAX_SPIN_US = 10_000.0
 THROTTLE_FRACTION = 0.75
@@ -262,6 +265,8 @@ def bench_config(ref, proc: KernelProcess, item: dict, *, device: str, opts: dic
     profiler's cross-check, and the rates of the median. ``mark(step)``: the timeline's marks."""
     mark = mark or (lambda step: None)
     pool_sets = int(opts.get("pool_sets", 8))
+    if device != "cuda":  # the interpreter's timings decide nothing and the bound's batches are a GPU's
+        pool_sets = min(pool_sets, CPU_POOL_SETS)
     trial = Trial(ref, proc, item, device=device, opts=opts, phase="bench", max_sets=pool_sets)
     lab = CallPlan(device, bool(opts.get("flush_l2", True)))
     clocks: list[int] = []
