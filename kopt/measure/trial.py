@@ -18,6 +18,7 @@ The kernel's process never sees the expected outputs, the tolerances or the verd
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import torch
 
@@ -138,9 +139,10 @@ class Trial:
         """The judge's copy of what the kernel left in the arena's outputs."""
         return {n: t.clone() for n, t in s.outputs(self.layout).items()}
 
-    def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False, got: dict | None = None) -> dict:
+    def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False, got: dict | None = None, at=None) -> dict:
         """The outputs the kernel left in the arena for draw ``d`` (``got``: the judge's copy, taken
-        when it answered unless given), against the reference of ``d``."""
+        when it answered unless given), against the reference of ``d``; with ``at`` (output name ->
+        row-major element indices), ``got`` holds those elements only and they alone are compared."""
         got = self.outputs_now(s) if got is None else got
         rec = {"seed": s.seed, "set": s.index, "ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
         mutated = [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
@@ -154,7 +156,11 @@ class Trial:
         try:
             worst = None
             for name in self.layout.names:
-                r = compare(got[name], exp[name], self.layout.spec(name), self.tol[name], detail)
+                want, spec = exp[name], self.layout.spec(name)
+                if at is not None:
+                    want = want.reshape(-1)[at[name].to(want.device)]
+                    spec = replace(spec, shape=tuple(want.shape))
+                r = compare(got[name], want, spec, self.tol[name], detail)
                 if (
                     worst is None
                     or (not r["ok"] and worst["ok"])
@@ -171,8 +177,8 @@ class Trial:
             rec["reason"] = f"output '{worst['output']}': {worst['reason']}"
         return rec
 
-    def check_or_raise(self, s: InputSet, d: Draw, answer: dict, where: str, got: dict | None = None) -> None:
-        rec = self.check(s, d, answer, got=got)
+    def check_or_raise(self, s: InputSet, d: Draw, answer: dict, where: str, got: dict | None = None, at=None) -> None:
+        rec = self.check(s, d, answer, got=got, at=at)
         if not rec["ok"]:
             raise KernelFault(
                 f"{where}: the outputs are wrong or unwritten ({rec['reason']}; they were poisoned and the inputs "

@@ -4,6 +4,8 @@ stripping kopt's batch path still leaves every call's work inside the judge's cl
 timings decide nothing on the CPU (kopt.loop.decide); tests/gpu/test_gpu_bound.py runs the
 attacks against Nsight Compute's clock."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -47,13 +49,16 @@ serve.Session.batch = _batch
 )
 
 
-def _bound(tmp_path, source: str | None, batches: int = 3, kernel=None) -> dict:
+PARTIAL = HONEST + "    y[::50] = 0.0  # 2% of the rows left wrong\n"
+
+
+def _bound(tmp_path, source: str | None, batches: int = 3, kernel=None, M: int = 8) -> dict:
     if kernel is None:
         kernel = tmp_path / "k.py"
         kernel.write_text(source)
     ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
     item = {
-        "config": {"M": 8, "N": 16, "dtype": "float32"},
+        "config": {"M": M, "N": 16, "dtype": "float32"},
         "key": "k",
         "class": "c",
         "tol": {"atol": 1e-6, "rtol": 1e-5},
@@ -75,6 +80,13 @@ def test_every_call_of_every_batch_is_checked_and_timed(tmp_path):
 def test_a_call_of_a_batch_that_skips_its_work_fails(tmp_path):
     with pytest.raises(KernelFault, match="bound batch 0, call 1: the outputs are wrong or unwritten"):
         _bound(tmp_path, SKIPS)
+
+
+def test_a_call_that_leaves_a_share_of_its_outputs_wrong_fails_at_the_sampled_elements(tmp_path):
+    """Outputs of more than SAMPLES elements are compared at the sampled elements only: 2% of the
+    rows wrong escape 4096 of them with probability 0.98 ** 4096 (about 1e-36)."""
+    with pytest.raises(KernelFault, match="bound batch 0, call 0: the outputs are wrong"):
+        _bound(tmp_path, PARTIAL, M=4096)
 
 
 def test_work_that_ends_after_the_answer_fails(tmp_path):
@@ -104,24 +116,37 @@ def test_work_done_on_the_prep_order_does_not_count(tmp_path, monkeypatch):
         _bound(tmp_path, None, kernel=FIXTURES / "attacks" / "prep_zeroes.py")
 
 
+def _sampled(base, *outputs):
+    """A trial and sets over the flat arena ``base`` whose outputs are ``outputs`` (views of it)."""
+    trial = SimpleNamespace(device="cpu", layout=None, pool=SimpleNamespace(arena=SimpleNamespace(base=base)))
+    sets = [SimpleNamespace(outputs=lambda layout, t=t: {"y": t}) for t in outputs]
+    return trial, sets
+
+
 def test_the_sampled_positions_do_not_follow_torchs_seed():
     """Issue 42's review: ref.py's setup() seeds torch's global generator with the draw's seed, whose
     inputs the kernel sees: positions drawn from it were predicted. Small outputs are read whole."""
-
-    class T:
-        device = "cpu"
-        layout = None
-
-    class S:
-        def __init__(self, n):
-            self.t = torch.empty(n)
-
-        def outputs(self, layout):
-            return {"y": self.t}
-
+    base = torch.zeros(4 << 20, dtype=torch.uint8)
+    trial, sets = _sampled(base, base.view(torch.float32))
     torch.manual_seed(7)
-    a = bound.sample_points(T(), [S(1 << 20)])[0]
+    a, _ = bound.sample_points(trial, sets)
     torch.manual_seed(7)
-    b = bound.sample_points(T(), [S(1 << 20)])[0]
-    assert len(a) == bound.SAMPLES and not torch.equal(a, b)
-    assert torch.equal(bound.sample_points(T(), [S(100)])[0], torch.arange(100))
+    b, _ = bound.sample_points(trial, sets)
+    assert len(a) == 4 * bound.SAMPLES and not torch.equal(a, b)
+    trial, sets = _sampled(base, base[:400].view(torch.float32))
+    assert torch.equal(bound.sample_points(trial, sets)[0], torch.arange(400))
+
+
+def test_one_gather_reads_each_sampled_element_of_strided_outputs():
+    """The clock's stop is one gather over the arena's bytes: it must read exactly the elements it
+    drew, for outputs at any offset, of any dtype, with any strides."""
+    base = torch.randint(0, 256, (1 << 16,), dtype=torch.uint8)
+    cols = base[512 : 512 + 8 * 300 * 10].view(torch.float64).view(300, 10)[:, ::3]  # strided, offset
+    rows = base[40960 : 40960 + 2 * 2000].view(torch.float16).view(20, 100).t()  # transposed
+    trial, sets = _sampled(base, cols, rows)
+    points, parts = bound.sample_points(trial, sets)
+    seen = bound.output_samples(trial, points)
+    expect = torch.cat([t.reshape(-1).contiguous().view(torch.uint8) for t in (cols, rows)])
+    assert torch.equal(seen, expect)  # both under SAMPLES elements: read whole, in row-major order
+    for p, t in zip(parts, (cols, rows), strict=True):  # and each part is its output's elements
+        assert torch.equal(p.values(seen).view(torch.uint8), t.reshape(-1)[p.flat].view(torch.uint8))
