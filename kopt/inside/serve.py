@@ -131,19 +131,21 @@ class Session:
         spin, events or synchronize between the calls, then one device-wide synchronize. What it
         answers is only how many calls it made and its own host time: the judge times the batch."""
         from kopt.inside.calls import back_to_back
+        from kopt.measure.device import paused_gc
 
         calls = [self._args(j, sc) for j, sc in zip(msg["sets"], msg["scalars"], strict=True)]
-        try:
-            host_us, rets = back_to_back(self.kernel, calls, self.device)
-        except KernelFault:
-            raise
-        except Exception as e:
-            raise KernelFault(self._explain(e)) from e
-        bad = [self._keep_returned(r, self.sets[j], sync=False) for r, j in zip(rets, msg["sets"], strict=True)]
-        if self.device == "cuda":
-            import torch
+        with paused_gc():
+            try:
+                host_us, rets = back_to_back(self.kernel, calls, self.device)
+            except KernelFault:
+                raise
+            except Exception as e:
+                raise KernelFault(self._explain(e)) from e
+            bad = [self._keep_returned(r, self.sets[j], sync=False) for r, j in zip(rets, msg["sets"], strict=True)]
+            if self.device == "cuda":
+                import torch
 
-            torch.cuda.synchronize()
+                torch.cuda.synchronize()
         self.guard.check(msg["where"])
         self.reply(calls=len(calls), host_us=host_us, returned_bad=next((b for b in bad if b), None))
 

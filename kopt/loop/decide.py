@@ -450,13 +450,13 @@ def _class_row(
     trend = max(params.trend_floor_pct, params.noise_se_z / 2 * (se_pct or 0.0))
     params = replace(params, noise_pct=noise, trend_floor_pct=trend)
     verdict, note, small = _noise_verdict(delta, last_dir, params)
-    clocks, unseen = None, []
+    clocks, unseen, pooled = None, [], None
     if use_gpu:
         clocks, verdict, note, small = _both_clocks(verdict, note, small, script_delta, gpu_delta, params)
         unseen = unseen_work(keys, cand, best, params) if verdict == "improved" else []
-        worst = _worst(unseen)
+        worst, pooled = _worst(unseen, params.noise_se_z)
         if worst != "ok":
-            verdict, note, small = worst, _unseen_note(worst, unseen), None
+            verdict, note, small = worst, _unseen_note(worst, unseen, pooled), None
     if cand.interpreter:  # the interpreter's timings: nothing is kept, split or regressed on them
         verdict, note, small = "tie", "the Triton interpreter's timings decide nothing: a tie", None
     disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
@@ -478,6 +478,7 @@ def _class_row(
         "clocks": clocks,
         "verdict": verdict,
         "unseen": unseen if use_gpu else None,  # the bound per config (unseen_work), where the GPU time improved
+        "unseen_class": pooled if use_gpu else None,  # the class's configs together, where noise left one unresolved
         "targeted": cand.target_classes is None or cls in cand.target_classes,
         "note": note,
         "disagreement": disagreement,
@@ -508,13 +509,15 @@ def unseen_work(keys: list[str], cand: Candidate, best: dict, params: Params) ->
         allow = threshold + params.bound_share * fall + min(LAUNCH_GAP_US * added, threshold)
         z = params.noise_se_z
         verdict = "ok" if du + z * se <= allow else "moved" if du - z * se > allow else "unresolved"
+        why = "noise" if verdict == "unresolved" else None
         if mine["calls"] != floor["calls"] and verdict == "ok":
-            verdict = "unresolved"  # batches of other sizes share out another round trip
+            verdict, why = "unresolved", "batch sizes"  # batches of other sizes share out another round trip
         host = (cb.get("bound_host_us") or {}).get(k)
         if verdict != "ok" and host is not None and host > cand.gpu_us[k]:
-            verdict = "unresolved"  # host-bound: the batch times the host's launches, not the GPU
+            verdict, why = "unresolved", "host-bound"  # the batch times the host's launches, not the GPU
         row = {"key": k, "gpu_delta_us": dg, "bound_delta_us": du + dg, "unseen_delta_us": du, "se_us": se}
-        row.update(allow_us=allow, verdict=verdict, host_bound=bool(host is not None and host > cand.gpu_us[k]))
+        row.update(allow_us=allow, verdict=verdict, unresolved_by=why)
+        row["host_bound"] = bool(host is not None and host > cand.gpu_us[k])
         row["where"] = _where(k, cand, best, du) if verdict == "moved" else None
         out.append(row)
     return out
@@ -538,10 +541,21 @@ def unseen_of(best: dict, k: str) -> dict | None:
     return unseen(c, k)
 
 
-def _worst(rows: list[dict]) -> str:
-    """A class's verdict from its configs' bounds: disputed if work moved, else unresolved, else ok."""
+def _worst(rows: list[dict], z: float) -> tuple[str, dict | None]:
+    """A class's verdict from its configs' bounds: disputed if work moved on any config; ok if every
+    config resolves; where only noise left some unresolved, the class as a whole decides (the
+    verdict is the class's): its configs' unseen changes summed, ok within the sum of their
+    allowances by ``z`` standard errors of the sum (returned), else unresolved."""
     got = {r["verdict"] for r in rows}
-    return "disputed" if "moved" in got else "unresolved" if "unresolved" in got else "ok"
+    if "moved" in got or "unresolved" not in got:
+        return ("disputed" if "moved" in got else "ok"), None
+    if any(r["verdict"] == "unresolved" and r["unresolved_by"] != "noise" for r in rows):
+        return "unresolved", None
+    du, allow = sum(r["unseen_delta_us"] for r in rows), sum(r["allow_us"] for r in rows)
+    se = math.sqrt(sum(r["se_us"] ** 2 for r in rows))
+    pooled = {"configs": len(rows), "unseen_delta_us": du, "se_us": se, "allow_us": allow}
+    pooled["verdict"] = "ok" if du + z * se <= allow else "unresolved"
+    return pooled["verdict"], pooled
 
 
 def _where(k: str, cand: Candidate, best: dict, du: float) -> str:
@@ -565,8 +579,9 @@ def _where(k: str, cand: Candidate, best: dict, du: float) -> str:
     )
 
 
-def _unseen_note(verdict: str, rows: list[dict]) -> str:
-    """The class's note for a bound that failed: the configs, their figures and where the time went."""
+def _unseen_note(verdict: str, rows: list[dict], pooled: dict | None = None) -> str:
+    """The class's note for a bound that failed: the configs, their figures and where the time went
+    (and the class's configs together, where they were pooled)."""
     bad = [r for r in rows if r["verdict"] == ("moved" if verdict == "disputed" else "unresolved")]
     parts = [
         f"{r['key']}: GPU time {r['gpu_delta_us']:+.2f} us, the bound's batches {r['bound_delta_us']:+.2f} us per "
@@ -575,6 +590,11 @@ def _unseen_note(verdict: str, rows: list[dict]) -> str:
         + ("; its calls are host-bound (the batch times the host)" if r["host_bound"] else "")
         for r in bad
     ]
+    if pooled:
+        parts.append(
+            f"its {pooled['configs']} configs together: unseen time {pooled['unseen_delta_us']:+.2f} +- "
+            f"{pooled['se_us']:.2f} us (allowed {pooled['allow_us']:.2f})"
+        )
     if verdict == "disputed":
         head = "disputed: the GPU time fell but the calls did not get faster by as much on the judge's own clock"
         tail = (

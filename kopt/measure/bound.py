@@ -47,7 +47,7 @@ import numpy as np
 import torch
 
 from kopt.measure import reference, wire
-from kopt.measure.device import sync
+from kopt.measure.device import paused_gc, sync
 from kopt.measure.faults import KernelFault
 from kopt.measure.reference import available_bytes
 from kopt.measure.trial import Trial
@@ -144,6 +144,25 @@ def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)] if cuda else None
     where = f"config {key}, bound batch {i}"
     sync(trial.device)
+    with paused_gc():
+        us, answer, seen = _timed_batch(trial, sets, draws, points, ev, where)
+    _check(trial, sets, draws, answer, seen, where, points, parts)
+    try:
+        host_us = wire.number(answer, "host_us")
+    except ValueError as e:
+        raise KernelFault(f"{where}: {e}") from None
+    out = {"us": round(us, 3), "host_us": round(host_us, 3), "seeds": [s.seed for s in sets]}
+    out["sets"] = [s.index for s in sets]
+    if ev:
+        out["judge_in_us"] = round(ev[0].elapsed_time(ev[1]) * 1e3 / k, 3)
+        out["judge_out_us"] = round(ev[2].elapsed_time(ev[3]) * 1e3 / k, 3)
+    return out
+
+
+def _timed_batch(trial: Trial, sets, draws, points, ev, where: str):
+    """Steps 2-4: the inputs placed, the L2 flushed, the calls ordered, the samples gathered; the
+    batch's time per call (µs), the kernel process's answer and the gathered bytes."""
+    cuda, k = ev is not None, len(sets)
     t0 = _perf_counter()
     _record(ev, 0)
     for s, d in zip(sets, draws, strict=True):
@@ -160,18 +179,8 @@ def one_batch(trial: Trial, k: int, key: str, i: int) -> dict:
     seen = seen.cpu()  # waits for the gather
     # on a GPU its own events: the GPU's time from the placing's start to the gather's end, none of
     # the judge's host delays before or after (the kernel's work lies between them either way)
-    us = ev[0].elapsed_time(ev[3]) * 1e3 / k if ev else (_perf_counter() - t0) * 1e6 / k
-    _check(trial, sets, draws, answer, seen, where, points, parts)
-    try:
-        host_us = wire.number(answer, "host_us")
-    except ValueError as e:
-        raise KernelFault(f"{where}: {e}") from None
-    out = {"us": round(us, 3), "host_us": round(host_us, 3), "seeds": [s.seed for s in sets]}
-    out["sets"] = [s.index for s in sets]
-    if ev:
-        out["judge_in_us"] = round(ev[0].elapsed_time(ev[1]) * 1e3 / k, 3)
-        out["judge_out_us"] = round(ev[2].elapsed_time(ev[3]) * 1e3 / k, 3)
-    return out
+    us = ev[0].elapsed_time(ev[3]) * 1e3 / k if cuda else (_perf_counter() - t0) * 1e6 / k
+    return us, answer, seen
 
 
 def _record(events, i: int) -> None:
@@ -235,6 +244,8 @@ def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
     lo, hi = int(opts.get("bound_batches_min", 6)), int(opts.get("bound_batches_max", 16))
     target = float(opts.get("bound_target_pct", 0.25)) / 100 * max(est_us, 0.0)
     runs: list[dict] = []
+    if trial.device == "cuda":
+        trial.flush_l2()  # its buffer allocated before the first batch's clock, not inside it
     with float32_checks(trial):
         while True:
             runs.append(one_batch(trial, k, key, len(runs)))

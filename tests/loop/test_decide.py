@@ -510,6 +510,44 @@ def test_the_bound_decides_within_its_standard_errors(bound, verdict, decision):
         assert "+13.00 +- 0.14 us (allowed 13.00)" in row["note"] and st["consecutive_regressions"] == 0
 
 
+def _class_of_two(v, a1, a2, se=0.1):
+    """A class of two configs on Nsight Compute's clock: (GPU time, bound) of each."""
+    c = outside(v, a1[0], a1[1], se=se)
+    for col, x in (("gpu_us", a2[0]), ("medians", a2[0] + 2.0), ("class_of", "A"), ("launches", 1.0)):
+        getattr(c, col)["a2"] = x
+    c.bound["bound_us"]["a2"], c.bound["bound_se_us"]["a2"] = a2[1], se
+    return c
+
+
+@pytest.mark.parametrize(
+    "a2_bound, verdict",
+    [
+        (745.0, "improved"),  # a1 alone unresolved (13 +- 0.14 against 13), a2 5 us within 26: together 18 within 39
+        (766.0, "unresolved"),  # a2 at its allowance too: together 39 +- 0.2 against 39
+    ],
+)
+def test_a_config_that_noise_leaves_unresolved_is_resolved_by_its_class(a2_bound, verdict):
+    """The verdict is the class's: where only noise leaves a config unresolved, the class's configs
+    together decide (their unseen changes summed, within their allowances summed by three standard
+    errors of the sum); the note says so where that too is unresolved."""
+    comps, _ = fold(
+        [_class_of_two("v0", (100.0, 500.0), (200.0, 800.0)), _class_of_two("v1", (70.0, 483.0), (140.0, a2_bound))], P
+    )
+    row = comps[1]["per_class"][0]
+    assert [u["verdict"] for u in row["unseen"]][0] == "unresolved" and row["verdict"] == verdict, row
+    assert row["unseen_class"]["configs"] == 2 and row["unseen_class"]["allow_us"] == pytest.approx(39.0)
+    if verdict == "unresolved":
+        assert "its 2 configs together: unseen time +39.00 +- 0.20 us (allowed 39.00)" in row["note"]
+
+
+def test_work_moved_on_one_config_is_disputed_whatever_its_class_s_other_configs_allow():
+    comps, _ = fold(
+        [_class_of_two("v0", (100.0, 500.0), (200.0, 800.0)), _class_of_two("v1", (70.0, 484.0), (140.0, 700.0))], P
+    )
+    row = comps[1]["per_class"][0]
+    assert row["verdict"] == "disputed" and row["unseen_class"] is None, row
+
+
 def test_a_version_with_no_real_gain_can_claim_at_most_the_noise_threshold():
     """Issue 42: work moved out of Nsight Compute's sight at 2%, 5% and 10% of a 100 us call, the
     bound unchanged: never kept."""
