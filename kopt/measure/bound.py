@@ -67,8 +67,8 @@ SAMPLES = 4096  # elements of each output read at the clock's stop (the proof th
 
 @dataclass
 class Sampled:
-    """One output's sampled elements: set ``j`` of the batch, output ``name``, its row-major element
-    indices ``flat``, and where their bytes lie in the gather (``lo``:``hi``)."""
+    """One tensor's sampled elements: set ``j`` of the batch, output (or input) ``name``, its
+    row-major element indices ``flat``, and where their bytes lie in the gather (``lo``:``hi``)."""
 
     j: int
     name: str
@@ -76,16 +76,17 @@ class Sampled:
     lo: int
     hi: int
     dtype: torch.dtype
+    is_input: bool = False  # an input the kernel must leave unchanged
 
     def values(self, seen: torch.Tensor) -> torch.Tensor:
         return seen[self.lo : self.hi].clone().view(self.dtype)
 
 
 def sample_points(trial: Trial, sets) -> tuple[torch.Tensor, list[Sampled]]:
-    """Where the outputs of ``sets`` are read when the clock stops: SAMPLES random elements of each
-    output (every element of a smaller one), as byte positions in the arena, so the read is one
+    """Where the outputs and inputs of ``sets`` are read when the clock stops: SAMPLES random
+    elements of each (every element of a smaller one), as byte positions in the arena, so the read is one
     gather, one kernel (a gather per output cost about 1 ms of the judge's own launches inside
-    every batch's clock on the H100, and most of its spread); and which output each part is.
+    every batch's clock on the H100, and most of its spread); and which tensor each part is.
     Drawn from a generator of the judge's own seeded from the OS for this batch: not torch's global
     one, which ref.py's setup() seeds with the draw's seed, whose inputs the kernel sees (an
     adversarial review predicted them so)."""
@@ -95,7 +96,8 @@ def sample_points(trial: Trial, sets) -> tuple[torch.Tensor, list[Sampled]]:
     gen.manual_seed(secrets.randbits(63))
     points, parts, at = [], [], 0
     for j, s in enumerate(sets):
-        for name, t in s.outputs(trial.layout).items():
+        outs = s.outputs(trial.layout)
+        for name, t in {**outs, **{k: s.tensors[k] for k in trial.layout.inputs if k not in outs}}.items():
             n, size = t.numel(), t.element_size()
             if n == 0:
                 continue
@@ -106,7 +108,7 @@ def sample_points(trial: Trial, sets) -> tuple[torch.Tensor, list[Sampled]]:
             )
             first = t.data_ptr() - base.data_ptr() + _element_offsets(t, flat) * size
             points.append((first[:, None] + torch.arange(size, device=dev)).reshape(-1))
-            parts.append(Sampled(j, name, flat, at, at + flat.numel() * size, t.dtype))
+            parts.append(Sampled(j, name, flat, at, at + flat.numel() * size, t.dtype, name not in outs))
             at += flat.numel() * size
     return (torch.cat(points) if points else torch.zeros(0, dtype=torch.int64, device=dev)), parts
 
@@ -189,15 +191,18 @@ def _record(events, i: int) -> None:
 
 
 def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: str, points, parts) -> None:
-    """Every call of the batch: its inputs unchanged and its outputs as they were at t1, at the
-    sampled elements, against its own draw's reference there (a call that skipped a share f of its
+    """Every call of the batch at the sampled elements as they were at t1: its inputs bit for bit
+    its draw's, its outputs against its own draw's reference there (a call that skipped a share f of its
     work passes with probability (1 - f) ** 4096: the proof the bound needs, that each call's work
     was done inside the clock; a full comparison of every output cost 5.7 of 7.3 ms a call of a
     256 MB softmax on the H100, docs/runs/h100-bound/). Then the same elements read again."""
     if answer.get("calls") != len(sets):
         raise KernelFault(f"{where}: the kernel's process answered {answer.get('calls')!r} calls of {len(sets)}")
     for j, (s, d) in enumerate(zip(sets, draws, strict=True)):
-        mine = [p for p in parts if p.j == j]
+        changed = [p.name for p in parts if p.j == j and p.is_input and not _same(p, seen, d.inputs[p.name])]
+        if changed:
+            raise KernelFault(f"{where}, call {j}: the kernel modified its input(s) {changed}")
+        mine = [p for p in parts if p.j == j and not p.is_input]
         got = {p.name: p.values(seen) for p in mine}
         trial.check_or_raise(s, d, answer, f"{where}, call {j}", got=got, at={p.name: p.flat for p in mine})
     if not torch.equal(output_samples(trial, points).cpu(), seen):
@@ -205,6 +210,12 @@ def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: s
             f"{where}: the outputs changed after the kernel's process answered; a call's work must be done "
             "when it answers"
         )
+
+
+def _same(p: Sampled, seen: torch.Tensor, drawn: torch.Tensor) -> bool:
+    """The input's sampled bytes as the kernel left them, bit for bit the judge's private draw's."""
+    want = drawn.reshape(-1)[p.flat.to(drawn.device)].contiguous().view(torch.uint8).cpu()
+    return torch.equal(seen[p.lo : p.hi], want)
 
 
 @contextlib.contextmanager
@@ -241,7 +252,7 @@ def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
     the standard error is over ``bound_target_pct`` % of ``est_us`` (the events' median: it only
     sets how many batches are made) and ``bound_batches_max`` allow."""
     k = batch_size(trial)
-    lo, hi = int(opts.get("bound_batches_min", 6)), int(opts.get("bound_batches_max", 16))
+    lo, hi = int(opts.get("bound_batches_min", 6)), int(opts.get("bound_batches_max", 12))
     target = float(opts.get("bound_target_pct", 0.25)) / 100 * max(est_us, 0.0)
     runs: list[dict] = []
     if trial.device == "cuda":

@@ -142,10 +142,13 @@ class Trial:
     def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False, got: dict | None = None, at=None) -> dict:
         """The outputs the kernel left in the arena for draw ``d`` (``got``: the judge's copy, taken
         when it answered unless given), against the reference of ``d``; with ``at`` (output name ->
-        row-major element indices), ``got`` holds those elements only and they alone are compared."""
+        row-major element indices), ``got`` holds those elements only and they alone are compared, and
+        the inputs are the caller's to check (kopt.measure.bound samples them too)."""
         got = self.outputs_now(s) if got is None else got
         rec = {"seed": s.seed, "set": s.index, "ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
-        mutated = [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
+        mutated = (
+            [] if at is not None else [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
+        )
         if answer.get("returned_bad"):
             rec["reason"] = str(answer["returned_bad"])[:500]
         elif mutated:

@@ -50,6 +50,7 @@ serve.Session.batch = _batch
 
 
 PARTIAL = HONEST + "    y[::50] = 0.0  # 2% of the rows left wrong\n"
+MUTATES = HONEST + "    x[7] += 1.0  # one row of its input changed\n"
 
 
 def _bound(tmp_path, source: str | None, batches: int = 3, kernel=None, M: int = 8) -> dict:
@@ -89,6 +90,11 @@ def test_a_call_that_leaves_a_share_of_its_outputs_wrong_fails_at_the_sampled_el
         _bound(tmp_path, PARTIAL, M=4096)
 
 
+def test_a_call_that_modifies_its_inputs_fails_at_the_sampled_elements(tmp_path):
+    with pytest.raises(KernelFault, match=r"bound batch 0, call 0: the kernel modified its input\(s\) \['x'\]"):
+        _bound(tmp_path, MUTATES)
+
+
 def test_work_that_ends_after_the_answer_fails(tmp_path):
     """A forked child writes the outputs after the answer: the judge read them at its clock's stop."""
     with pytest.raises(KernelFault, match="wrong or unwritten|changed after the kernel's process answered"):
@@ -118,8 +124,9 @@ def test_work_done_on_the_prep_order_does_not_count(tmp_path, monkeypatch):
 
 def _sampled(base, *outputs):
     """A trial and sets over the flat arena ``base`` whose outputs are ``outputs`` (views of it)."""
-    trial = SimpleNamespace(device="cpu", layout=None, pool=SimpleNamespace(arena=SimpleNamespace(base=base)))
-    sets = [SimpleNamespace(outputs=lambda layout, t=t: {"y": t}) for t in outputs]
+    arena = SimpleNamespace(base=base)
+    trial = SimpleNamespace(device="cpu", layout=SimpleNamespace(inputs=[]), pool=SimpleNamespace(arena=arena))
+    sets = [SimpleNamespace(outputs=lambda layout, t=t: {"y": t}, tensors={"y": t}) for t in outputs]
     return trial, sets
 
 
