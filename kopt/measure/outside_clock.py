@@ -236,20 +236,29 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda n
     how["reset_l2"] = True  # the persisting-L2 carve-out, reset before every call (kopt.inside.l2)
     n = whole_cycles(trial, int(opts.get("clock_calls", 16)))
     mark(f"clock {item['key']}: first call")
-    out = [trial.judged(f"config {item['key']}, clocked call 0", **how)]
-    mark(f"clock {item['key']}: calls")
-    cpu0 = watch.cpu_seconds(proc.target) if proc.target else None
-    with watch.GpuHolders(os.getpid(), set(opts.get("kernel_pids") or ()), opts.get("tool_dir")) as holders:
-        out += [trial.judged(f"config {item['key']}, clocked call {i}", **how) for i in range(1, n)]
-    if holders.found:
-        pid, cmd = next(iter(holders.found.items()))
-        raise KernelFault(
-            f"config {item['key']}: process {pid} ({cmd}), started by a kernel's process, held the GPU during "
-            "the clock's calls: Nsight Compute does not time its work"
-        )
+    holders = watch.GpuHolders(os.getpid(), set(opts.get("kernel_pids") or ()), opts.get("tool_dir"))
+    try:
+        with holders:
+            out = [trial.judged(f"config {item['key']}, clocked call 0", **how)]
+            mark(f"clock {item['key']}: calls")
+            cpu0 = watch.cpu_seconds(proc.target) if proc.target else None
+            out += [trial.judged(f"config {item['key']}, clocked call {i}", **how) for i in range(1, n)]
+    except KernelFault:
+        _fail_if_held(holders, item["key"])  # the helper is the cause of what failed (its outputs, its time)
+        raise
+    _fail_if_held(holders, item["key"])
     if cpu0 is not None and n > 1:  # the calls after the first: host work shows here
         out[1]["cpu_us_per_call"] = (watch.cpu_seconds(proc.target) - cpu0) * 1e6 / (n - 1)
     return out
+
+
+def _fail_if_held(holders: watch.GpuHolders, key: str) -> None:
+    if holders.found:
+        pid, cmd = next(iter(holders.found.items()))
+        raise KernelFault(
+            f"config {key}: process {pid} ({cmd}), started by a kernel's process, held the GPU during "
+            "the clock's calls: Nsight Compute does not time its work"
+        )
 
 
 def _tool_dir(proc: KernelProcess) -> str | None:
