@@ -107,7 +107,7 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         ("slows_its_clock.py", {"KOPT_ATTACK_FACTOR": "0.9"}, False),  # within the second clocks' 5%
         ("patches_statistics.py", {}, False),
         ("host_half.py", {}, False),
-        ("review_disables_spin.py", {}, True),  # Lab's method replaced: the Guard watches kopt's classes
+        ("review_disables_spin.py", {}, "gate"),  # Lab's method replaced: the Guard watches kopt's classes
         ("review_answers_early.py", {}, False),  # the timed samples' early answers: the batches are honest
     ],
 )
@@ -120,7 +120,9 @@ def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log
     cheat = run_version(workspace, ATTACKS / kernel, PARAMS, tmp_path)
     _show(cheat[1])
     assert attack_log.is_file(), "the attack never ran"
-    if fails:  # Nsight Compute's clock holds the events, or the profiler's trace does first
+    if fails == "gate":  # the Guard saw kopt's own code replaced at import: never timed (H100, issue 42)
+        assert cheat[0]["status"] == "failed" and "the kernel replaced Lab.clear_caches" in str(cheat[0]["error"])
+    elif fails:  # Nsight Compute's clock holds the events, or the profiler's trace does first
         assert cheat[0]["status"] == "pass" and (cheat[1]["status"] == "failed").all()
         error = str(cheat[1]["error"].iloc[0])
         assert "reported times the GPU did not show" in error or "a stream the timer does not see" in error, error
