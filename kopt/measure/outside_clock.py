@@ -56,6 +56,7 @@ from pathlib import Path
 from kopt.measure import watch
 from kopt.measure.boundary import KernelProcess
 from kopt.measure.faults import KernelFault
+from kopt.measure.reaper import descendants
 from kopt.measure.timing import whole_cycles
 from kopt.measure.trial import Trial
 from kopt.profilers import ncu
@@ -262,15 +263,20 @@ def _fail_if_held(holders: watch.GpuHolders, key: str) -> None:
 
 
 def _tool_dir(proc: KernelProcess) -> str | None:
-    """The folder of the profiler wrapping ``proc`` (its own programs may hold the GPU beside its
-    target): its program's folder, or the whole Nsight Compute installation it lies in."""
-    try:
-        exe = os.path.realpath(f"/proc/{proc.proc.pid}/exe")
-    except OSError:
-        return None
-    parts = Path(exe).parts
-    top = next((i for i, x in enumerate(parts) if x.startswith("nsight-compute")), None)
-    return str(Path(*parts[: top + 2])) if top is not None and top + 2 < len(parts) else os.path.dirname(exe)
+    """The Nsight Compute installation wrapping ``proc`` (its own programs may hold the GPU beside
+    its target): the first program under the wrapper, the wrapper itself included, whose path lies
+    in a ``nsight-compute*`` folder; None (nothing left out) where none does. Not the wrapper's own
+    folder: ``ncu`` is a shell script, and /usr/bin, where sh lies, held the kernel's Python
+    helper too (H100, issue 42)."""
+    for pid in [proc.proc.pid, *descendants(proc.proc.pid)]:
+        try:
+            parts = Path(os.path.realpath(f"/proc/{pid}/exe")).parts
+        except OSError:
+            continue
+        top = next((i for i, x in enumerate(parts) if x.startswith("nsight-compute")), None)
+        if top is not None and top + 2 < len(parts):
+            return str(Path(*parts[: top + 2]))
+    return None
 
 
 def read_record(csv_path: Path, warmed: bool = True) -> list[dict]:

@@ -169,6 +169,8 @@ def test_work_moved_to_another_process_fails_with_the_process_named(softmax, hon
     monkeypatch.setenv("KOPT_ATTACK_SHARE", "0.10")
     corr, df, _ = run_version(softmax, ATTACKS / "moves_to_process.py", PARAMS, tmp_path)
     _show(df)
+    helper = attack_log.with_name(attack_log.name + ".helper")
+    print("the helper's stderr:", helper.read_text()[-3000:] if helper.is_file() else None)
     assert "under Nsight Compute" in attack_log.read_text()
     assert corr["status"] == "pass" and (df["status"] == "failed").all(), df["error"].tolist()
     assert "held the GPU during the clock's calls" in str(df["error"].iloc[0])

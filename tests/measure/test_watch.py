@@ -51,3 +51,26 @@ def test_a_double_forked_gpu_helper_is_found_in_the_judges_tree(tmp_path, monkey
         target.kill()
         target.wait()
         reaper.sweep()
+
+
+def test_the_profilers_programs_are_found_by_their_installation_not_by_the_wrappers_folder(tmp_path):
+    """H100: ``ncu`` is a shell script, and the folder of the wrapper's program (/usr/bin, sh's)
+    held the kernel's Python helper too, which the watch then left out. The installation is the
+    ``nsight-compute*`` folder of a program under the wrapper; none, nothing is left out."""
+    from types import SimpleNamespace
+
+    from kopt.measure.outside_clock import _tool_dir
+
+    install = tmp_path / "opt" / "nsight-compute" / "2025.3.1"
+    (install / "target").mkdir(parents=True)
+    tool = install / "target" / "ncu"
+    tool.write_bytes(open("/bin/sleep", "rb").read())
+    tool.chmod(0o755)
+    for script, want in ((f"{tool} 3; true", str(install)), ("sleep 3; true", None)):
+        wrapper = subprocess.Popen(["/bin/sh", "-c", script])
+        try:
+            time.sleep(0.3)  # the wrapper's child started
+            assert _tool_dir(SimpleNamespace(proc=wrapper)) == want
+        finally:
+            wrapper.kill()
+            wrapper.wait()
