@@ -119,7 +119,7 @@ def snakemake(cwd: Path, *args: str, config=()) -> subprocess.CompletedProcess:
 
 def copy_project(dst: Path) -> Path:
     """The workflow and the example, without results."""
-    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt", "report"):
+    for name in ("Snakefile", "rules", "scripts", "config", "envs", "kopt", "report", "profiles"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
     shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")

@@ -34,7 +34,9 @@ Pure (no torch, no I/O). Rules:
     does not look, with where the time went: host CPU time in the process it wrapped, or copies
     and other contexts); anything between is "unresolved" (the bound does not resolve the
     threshold on this machine, with the numbers), as is a candidate whose calls are host-bound
-    (the batch then times the host, not the GPU). Neither is kept. So a version with no real gain
+    (the batch then times the host, not the GPU). Neither is kept. Where only noise leaves configs
+    unresolved, the class's configs together decide (``du`` and the allowances summed, the
+    standard errors in quadrature): the verdict is the class's. So a version with no real gain
     can claim at most the noise threshold over (1 - bound_share), whatever it moved, and one with a
     real gain g at most bound_share / (1 - bound_share) of g more (two thirds, at 0.4).
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
@@ -121,8 +123,9 @@ class Params:
     # one (kopt.measure.outside_clock.standard_error): what two processes of one kernel read apart
     noise_se_z: float = 3.0
     # the unseen time a class may add, as a share of its GPU time's fall, on top of the noise threshold:
-    # the judge's bound resolves 1.3-1.8 us a call on the H100 (3 standard errors: 4-5 us), more than the
-    # 1% the noise rule asks of a 50-200 us call, so an honest gain needs room beyond it (module docstring)
+    # one standard error of the judge's bound is 0.2-3.4 us a call on the H100, and honest faster kernels
+    # show more unseen time back to back (up to +157 us of a 2 ms GEMM): more than the 1% the noise rule
+    # asks, so an honest gain needs room beyond it (module docstring; docs/threat_model.md)
     bound_share: float = 0.4
     max_consecutive_regressions: int = 5
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
