@@ -99,9 +99,7 @@ def sample_points(trial: Trial, sets) -> tuple[torch.Tensor, list[Sampled]]:
         outs = s.outputs(trial.layout)
         for name, t in {**outs, **{k: s.tensors[k] for k in trial.layout.inputs if k not in outs}}.items():
             n, size = t.numel(), t.element_size()
-            if n == 0:
-                continue
-            flat = (
+            flat = (  # every element of a small one (none of an empty one: still checked, for its shape)
                 torch.arange(n, device=dev)
                 if n <= SAMPLES
                 else torch.randint(0, n, (SAMPLES,), generator=gen, device=dev)

@@ -56,7 +56,6 @@ from pathlib import Path
 from kopt.measure import watch
 from kopt.measure.boundary import KernelProcess
 from kopt.measure.faults import KernelFault
-from kopt.measure.reaper import descendants
 from kopt.measure.timing import whole_cycles
 from kopt.measure.trial import Trial
 from kopt.profilers import ncu
@@ -178,7 +177,7 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                 # the kernel processes the judge started and the profilers wrapping them: what may hold the GPU
                 known = {p.proc.pid for p in clock.procs} | {p.target for p in clock.procs if p.target}
                 calls[item["key"]] = run_calls(ref, proc, item, opts={**opts, "kernel_pids": known,
-                                                                      "tool_dir": _tool_dir(proc)}, mark=mark)  # fmt: skip
+                                                                      "tool_dir": tool_home(clock.tool)}, mark=mark)  # fmt: skip
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
@@ -237,7 +236,8 @@ def run_calls(ref, proc: KernelProcess, item: dict, *, opts: dict, mark=lambda n
     how["reset_l2"] = True  # the persisting-L2 carve-out, reset before every call (kopt.inside.l2)
     n = whole_cycles(trial, int(opts.get("clock_calls", 16)))
     mark(f"clock {item['key']}: first call")
-    holders = watch.GpuHolders(os.getpid(), set(opts.get("kernel_pids") or ()), opts.get("tool_dir"))
+    targets = [proc.target] if proc.target else []
+    holders = watch.GpuHolders(os.getpid(), set(opts.get("kernel_pids") or ()), opts.get("tool_dir"), targets)
     try:
         with holders:
             out = [trial.judged(f"config {item['key']}, clocked call 0", **how)]
@@ -262,21 +262,15 @@ def _fail_if_held(holders: watch.GpuHolders, key: str) -> None:
         )
 
 
-def _tool_dir(proc: KernelProcess) -> str | None:
-    """The Nsight Compute installation wrapping ``proc`` (its own programs may hold the GPU beside
-    its target): the first program under the wrapper, the wrapper itself included, whose path lies
-    in a ``nsight-compute*`` folder; None (nothing left out) where none does. Not the wrapper's own
-    folder: ``ncu`` is a shell script, and /usr/bin, where sh lies, held the kernel's Python
-    helper too (H100, issue 42)."""
-    for pid in [proc.proc.pid, *descendants(proc.proc.pid)]:
-        try:
-            parts = Path(os.path.realpath(f"/proc/{pid}/exe")).parts
-        except OSError:
-            continue
-        top = next((i for i, x in enumerate(parts) if x.startswith("nsight-compute")), None)
-        if top is not None and top + 2 < len(parts):
-            return str(Path(*parts[: top + 2]))
-    return None
+def tool_home(tool: str) -> str | None:
+    """The Nsight Compute installation the judge runs (its programs may hold the GPU beside the
+    target): the folder of the ``ncu`` it starts, found by the judge before any kernel runs, where
+    that folder is an Nsight Compute one (``nsight-compute`` in its path, any case); else None,
+    and nothing is left out. Not the folder of the wrapper's own program: ``ncu`` is a shell
+    script, and /usr/bin, where sh lies, held the kernel's Python helper too (H100, issue 42)."""
+    found = shutil.which(tool) or tool
+    home = os.path.dirname(os.path.realpath(found))
+    return home if "nsight-compute" in home.lower() else None
 
 
 def read_record(csv_path: Path, warmed: bool = True) -> list[dict]:

@@ -67,6 +67,9 @@ def _chunk(o: torch.Tensor, e: torch.Tensor, a: int, tol: dict, exact: bool):
     ec = e[a : a + CHUNK].to(oc.device)
     if exact:
         return oc, ec, _eq(oc.to(torch.int64), ec.to(torch.int64))
+    if oc.is_complex() or ec.is_complex():  # both parts (float64 of a complex is its real part alone)
+        oc, ec = (torch.view_as_real(t.to(torch.complex128)) for t in (oc, ec))
+        return oc, ec, _isclose(oc, ec, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True).all(-1)
     oc, ec = oc.to(torch.float64), ec.to(torch.float64)
     return oc, ec, _isclose(oc, ec, rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
 
@@ -82,6 +85,11 @@ def _extremes(o: torch.Tensor, e: torch.Tensor, atol: float) -> tuple[torch.Tens
     return d.max(), rel.max()
 
 
+def _value(t: torch.Tensor) -> float | complex:
+    """One element as a number (a complex one arrives as its two parts)."""
+    return float(t) if t.numel() == 1 else complex(*t.tolist())
+
+
 def _reason(o: torch.Tensor, e: torch.Tensor, n_bad: int, tol: dict, exact: bool) -> str:
     n_nan = n_inf = 0
     first = None
@@ -92,7 +100,7 @@ def _reason(o: torch.Tensor, e: torch.Tensor, n_bad: int, tol: dict, exact: bool
             n_inf += int((_isinf(oc) & ~_isinf(ec)).sum())
         if first is None and not bool(good.all()):
             i = int((~good).nonzero()[0])
-            first = (a + i, float(oc[i]), float(ec[i]))
+            first = (a + i, _value(oc[i]), _value(ec[i]))
     n = o.numel()
     if n_nan:
         return f"{n_nan} of {n} elements are NaN where the reference is not (unwritten or invalid)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 from pathlib import Path
 
@@ -32,13 +33,43 @@ def cpu_seconds(pid: int) -> float:
     return total / _TICK
 
 
-def holds_gpu(pid: int) -> bool:
-    """Whether ``pid`` has an NVIDIA or AMD GPU device file open (every CUDA or HIP context does)."""
-    with contextlib.suppress(OSError):
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(("/dev/nvidia", "/dev/kfd", "/dev/dri/render")):
-                    return True
+GPU_FILES = ("/dev/nvidia", "/dev/kfd", "/dev/dri/render")
+
+
+def _gpu_majors() -> set[int]:
+    """The device numbers' majors of this machine's GPU device files (a file made elsewhere with
+    mknod, or reached by another name, is the same device)."""
+    majors = set()
+    for folder, prefix in (("/dev", "nvidia"), ("/dev", "kfd"), ("/dev/dri", "render")):
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                if name.startswith(prefix):
+                    with contextlib.suppress(OSError):
+                        st = os.stat(os.path.join(folder, name))
+                        if stat.S_ISCHR(st.st_mode):
+                            majors.add(os.major(st.st_rdev))
+    return majors
+
+
+def holds_gpu(pid: int, majors: set[int] | None = None) -> bool:
+    """Whether ``pid`` has an NVIDIA or AMD GPU device open (every CUDA or HIP context does): by its
+    name or by its device number. A process whose open files the judge may not read (made
+    non-dumpable) counts as holding it: the watch fails closed (a review, issue 42)."""
+    majors = _gpu_majors() if majors is None else majors
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except PermissionError:
+        return True
+    except OSError:
+        return False  # ended
+    for fd in fds:
+        path = f"/proc/{pid}/fd/{fd}"
+        with contextlib.suppress(OSError):
+            if os.readlink(path).startswith(GPU_FILES):
+                return True
+            st = os.stat(path)
+            if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) in majors:
+                return True
     return False
 
 
@@ -53,11 +84,12 @@ class GpuHolders:
     """While open: every ``every_s`` seconds, every descendant of ``root`` (the judge) that holds the
     GPU is noted by pid and command line (``found``), but ``known`` (the kernel processes the judge
     started, each under its profiler) and the profiler's own programs (``tool_dir``: Nsight
-    Compute's installation). The whole tree, not the target's: a helper the kernel double-forks is
+    Compute's installation), never below a kernel's process (``targets``). The whole tree, not the target's: a helper the kernel double-forks is
     re-parented to the profiler or the judge (an adversarial review, issue 42)."""
 
-    def __init__(self, root: int, known: set[int], tool_dir: str | None, every_s: float = 0.05):
+    def __init__(self, root: int, known: set[int], tool_dir: str | None, targets=(), every_s: float = 0.05):
         self.root, self.known, self.tool_dir, self.every_s, self.found = root, set(known), tool_dir, every_s, {}
+        self.targets, self.majors = set(targets), _gpu_majors()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="kopt-gpu-holders", daemon=True)
 
@@ -68,13 +100,18 @@ class GpuHolders:
 
     def _tool(self, pid: int) -> bool:
         try:
-            return bool(self.tool_dir) and os.path.realpath(f"/proc/{pid}/exe").startswith(self.tool_dir)
+            return bool(self.tool_dir) and os.path.realpath(f"/proc/{pid}/exe").startswith(self.tool_dir + os.sep)
         except OSError:
             return False
 
     def scan(self) -> None:
+        # below a kernel's process nothing is the profiler's, whatever program it runs (a review:
+        # one of Nsight Compute's own programs, run with a library preloaded, did the work)
+        theirs = {p for t in self.targets for p in descendants(t)}
         for p in descendants(self.root):
-            if p not in self.known and p not in self.found and holds_gpu(p) and not self._tool(p):
+            if p in self.known or p in self.found or not holds_gpu(p, self.majors):
+                continue
+            if p in theirs or not self._tool(p):
                 self.found[p] = _name(p)
 
     def __enter__(self) -> GpuHolders:

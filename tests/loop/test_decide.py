@@ -540,6 +540,18 @@ def test_a_config_that_noise_leaves_unresolved_is_resolved_by_its_class(a2_bound
         assert "its 2 configs together: unseen time +39.00 +- 0.20 us (allowed 39.00)" in row["note"]
 
 
+def test_a_config_made_noisy_cannot_borrow_its_class_s_allowance():
+    """Issue 42's second review: work moved beyond a small config's allowance, its batches made to
+    spread (every other one late) so that it reads unresolved rather than moved, and a big config
+    beside it with a large real fall: the class's sum was within the summed allowances, and kept."""
+    moved = _class_of_two("v1", (70.0, 483.0 + 20.0), (140.0, 700.0), se=10.0)  # a1: 33 us against 13
+    moved.bound["bound_se_us"]["a2"] = 0.1
+    comps, _ = fold([_class_of_two("v0", (100.0, 500.0), (200.0, 800.0)), moved], P)
+    row = comps[1]["per_class"][0]
+    assert row["unseen"][0]["verdict"] == "unresolved" and row["unseen_class"]["unseen_delta_us"] < 39.0
+    assert row["verdict"] == "unresolved" and comps[1]["decision"] != "keep", row
+
+
 def test_work_moved_on_one_config_is_disputed_whatever_its_class_s_other_configs_allow():
     comps, _ = fold(
         [_class_of_two("v0", (100.0, 500.0), (200.0, 800.0)), _class_of_two("v1", (70.0, 484.0), (140.0, 700.0))], P

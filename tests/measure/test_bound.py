@@ -90,6 +90,12 @@ def test_a_call_that_leaves_a_share_of_its_outputs_wrong_fails_at_the_sampled_el
         _bound(tmp_path, PARTIAL, M=4096)
 
 
+def test_an_empty_output_is_checked_and_does_not_stop_the_batches(tmp_path):
+    """Issue 42's second review: a config whose output has no elements (M=0) has nothing to sample."""
+    got = _bound(tmp_path, HONEST, M=0)
+    assert len(got["bound_batches"]) == 3
+
+
 def test_a_call_that_modifies_its_inputs_fails_at_the_sampled_elements(tmp_path):
     with pytest.raises(KernelFault, match=r"bound batch 0, call 0: the kernel modified its input\(s\) \['x'\]"):
         _bound(tmp_path, MUTATES)

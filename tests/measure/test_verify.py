@@ -40,3 +40,20 @@ def test_a_tolerance_given_for_an_integer_dtype_applies(tmp_path, run_params):
     )
     corr, _, _ = run_version(ws, FIX / "dtype_kernels" / "off_by_one.py", run_params, tmp_path)
     assert corr["status"] == "pass", corr["error"]
+
+
+def test_a_complex_output_is_compared_in_both_parts():
+    """Issue 42's second review: float64 of a complex tensor is its real part alone, so garbage in
+    the imaginary parts passed. Both parts are compared now, and the line names the complex value."""
+    import torch
+
+    from kopt.measure.reference import OutputSpec
+    from kopt.measure.verify import compare
+
+    exp = torch.complex(torch.randn(64), torch.randn(64))
+    spec = OutputSpec("y", (64,), "complex64", False)
+    tol = {"atol": 1e-5, "rtol": 1e-5}
+    assert compare(exp.clone(), exp, spec, tol)["ok"]
+    bad = torch.complex(exp.real, torch.zeros(64))
+    got = compare(bad, exp, spec, tol)
+    assert not got["ok"] and "elements outside" in got["reason"] and "j" in got["reason"], got

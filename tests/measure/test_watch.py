@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from kopt.measure import reaper, watch
 
@@ -32,13 +33,7 @@ def test_a_double_forked_gpu_helper_is_found_in_the_judges_tree(tmp_path, monkey
     mark = tmp_path / "nvidia0"
     mark.write_text("")
 
-    def holds(pid: int) -> bool:
-        try:
-            return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(mark) for fd in os.listdir(f"/proc/{pid}/fd"))
-        except OSError:
-            return False
-
-    monkeypatch.setattr(watch, "holds_gpu", holds)
+    monkeypatch.setattr(watch, "holds_gpu", _marker_holds(mark))
     reaper.become_subreaper()
     target = subprocess.Popen([sys.executable, "-c", HELPERS, str(mark)], stdout=subprocess.PIPE, text=True)
     try:
@@ -53,24 +48,57 @@ def test_a_double_forked_gpu_helper_is_found_in_the_judges_tree(tmp_path, monkey
         reaper.sweep()
 
 
-def test_the_profilers_programs_are_found_by_their_installation_not_by_the_wrappers_folder(tmp_path):
+def test_the_profilers_installation_is_the_folder_of_the_ncu_the_judge_runs(tmp_path):
     """H100: ``ncu`` is a shell script, and the folder of the wrapper's program (/usr/bin, sh's)
     held the kernel's Python helper too, which the watch then left out. The installation is the
-    ``nsight-compute*`` folder of a program under the wrapper; none, nothing is left out."""
-    from types import SimpleNamespace
+    folder of the ncu the judge starts, where its path names Nsight Compute (any case); else none,
+    and nothing is left out."""
+    from kopt.measure.outside_clock import tool_home
 
-    from kopt.measure.outside_clock import _tool_dir
+    for folder in ("opt/nvidia/nsight-compute/2025.3.1", "usr/local/NVIDIA-Nsight-Compute-2025.3"):
+        home = tmp_path / folder
+        home.mkdir(parents=True)
+        (home / "ncu").write_text("#!/bin/sh\n")
+        (tmp_path / "bin").mkdir(exist_ok=True)
+        link = tmp_path / "bin" / "ncu"
+        link.unlink(missing_ok=True)
+        link.symlink_to(home / "ncu")  # as /usr/local/cuda/bin/ncu is
+        assert tool_home(str(link)) == str(home)
+    assert tool_home("sh") is None
 
-    install = tmp_path / "opt" / "nsight-compute" / "2025.3.1"
-    (install / "target").mkdir(parents=True)
-    tool = install / "target" / "ncu"
-    tool.write_bytes(open("/bin/sleep", "rb").read())
-    tool.chmod(0o755)
-    for script, want in ((f"{tool} 3; true", str(install)), ("sleep 3; true", None)):
-        wrapper = subprocess.Popen(["/bin/sh", "-c", script])
+
+def _marker_holds(mark):
+    def holds(pid: int, majors=None) -> bool:
         try:
-            time.sleep(0.3)  # the wrapper's child started
-            assert _tool_dir(SimpleNamespace(proc=wrapper)) == want
-        finally:
-            wrapper.kill()
-            wrapper.wait()
+            return any(os.readlink(f"/proc/{pid}/fd/{fd}") == str(mark) for fd in os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            return False
+
+    return holds
+
+
+def test_a_profiler_program_run_below_a_kernel_process_is_not_the_profilers(tmp_path, monkeypatch):
+    """Issue 42's second review: one of Nsight Compute's own programs, run by the kernel's process
+    with a library preloaded, could hold the GPU unseen: below a kernel's process nothing is left out."""
+    mark = tmp_path / "nvidia0"
+    mark.write_text("")
+    monkeypatch.setattr(watch, "holds_gpu", _marker_holds(mark))
+    home = tmp_path / "nsight-compute" / "2025.3.1"
+    home.mkdir(parents=True)
+    tool = home / "TreeLauncher"
+    tool.write_bytes(Path("/bin/sleep").read_bytes())
+    tool.chmod(0o755)
+    run = f"import os, subprocess, sys, time\nf = open({str(mark)!r})\nsubprocess.Popen([{str(tool)!r}, '3'], pass_fds=[f.fileno()])\nprint('started', flush=True)\ntime.sleep(3)\n"
+    target = subprocess.Popen([sys.executable, "-c", run], stdout=subprocess.PIPE, text=True)
+    try:
+        target.stdout.readline()
+        with watch.GpuHolders(os.getpid(), {target.pid}, str(home), targets=[target.pid]) as h:
+            time.sleep(0.2)
+        assert any("TreeLauncher" in cmd for cmd in h.found.values()), h.found
+        with watch.GpuHolders(os.getpid(), {target.pid}, str(home)) as h:  # the profiler's, were it not below
+            time.sleep(0.2)
+        assert not h.found, h.found
+    finally:
+        target.kill()
+        target.wait()
+        reaper.sweep()
