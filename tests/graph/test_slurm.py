@@ -4,14 +4,13 @@ the two bookkeeping localrules runs as a SLURM job, and the results are the same
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, copy_project
+from tests.helpers import copy_project
 
 pytestmark = pytest.mark.e2e
 
@@ -37,8 +36,7 @@ def _tree(results: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    slurm = copy_project(tmp_path_factory.mktemp("slurm"))
-    shutil.copytree(ROOT / "profiles" / "slurm", slurm / "profiles" / "slurm")
+    slurm = copy_project(tmp_path_factory.mktemp("slurm"))  # profiles/ with it (slurm and the workflow's default)
     p = _run(slurm, "--profile", "profiles/slurm")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     local = copy_project(tmp_path_factory.mktemp("local"))
