@@ -14,10 +14,12 @@ batch holds the whole of its work:
    its own context and synchronizes;
 3. one order: every set called back to back (``kopt.inside.serve.Session.batch``); both sides
    poll the socket rather than sleep on it;
-4. the judge reads SAMPLES random elements of every output in its own context (positions drawn
-   for this batch, which the kernel's process never sees): the clock stops (t1) when that read ends;
-5. untimed: every call checked against the reference of its own draw, and the sampled elements
-   read again: one that changed after t1 fails the version.
+4. the judge reads SAMPLES random elements of every output and input in its own context, in one
+   gather (positions drawn for this batch, which the kernel's process never sees): the clock
+   stops (t1) when that read ends;
+5. untimed: every call checked at the sampled elements (its inputs bit for bit its draw's, its
+   outputs against the reference of its draw there), and the sampled elements read again: one
+   that changed after t1 fails the version.
 
 So t1 - t0 holds every call's whole work: no input exists in the arena before t0, and an output
 still being written after t1 is caught at a sampled element (work left undone on a share f of
