@@ -165,6 +165,7 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
     config's calls. Per config, what ``per_config`` reads from its record. ``mark(name)``: the
     timeline's marks (where the clock's time goes)."""
     calls: dict[str, list[dict]] = {}
+    home = tool_home(clock.tool)  # Nsight Compute's own programs, found once, before any kernel's code runs
     clock.ready()
     try:
         for i, item in enumerate(items):
@@ -177,7 +178,7 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                 # the kernel processes the judge started and the profilers wrapping them: what may hold the GPU
                 known = {p.proc.pid for p in clock.procs} | {p.target for p in clock.procs if p.target}
                 calls[item["key"]] = run_calls(ref, proc, item, opts={**opts, "kernel_pids": known,
-                                                                      "tool_dir": tool_home(clock.tool)}, mark=mark)  # fmt: skip
+                                                                      "tool_dir": home}, mark=mark)  # fmt: skip
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
