@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from kopt.steps.common import one_line_faults, redirect_log
-from kopt.steps.measure import measure
+from kopt.steps.measure import measure, since_start
 from kopt.workspace.provenance import check_made_from
 from kopt.workspace.settings import read as read_settings
 
@@ -33,4 +33,9 @@ print(m.bench.to_string())
 print(
     f"{version}: profile {m.profile['status']} ({m.profile['backend']})"
     + (f": {m.profile['error']}" if m.profile["error"] else "")
+)
+m.timeline["printed"] = since_start()
+print(
+    f"{version}: rule measure's timeline (s since its process started): "
+    + ", ".join(f"{k} {v:g}" for k, v in m.timeline.items())
 )

@@ -1,5 +1,7 @@
-"""Where one version's correctness and bench time goes (GPU): the child tasks run in this process
-with their phases wrapped by timers. Run from the repo root:
+"""Where one version's correctness, bench and clock time goes (GPU): rule measure's first child
+task (check_then_time: the gate, the in-process timing and the bound, then Nsight Compute's clock)
+run in this process with the judge's steps wrapped by timers (inclusive: a step's time holds the
+wrapped steps it calls). Run from the repo root:
 
     python3 benchmarks/probes/bench_phases.py [examples/softmax] [v1]
 """
@@ -16,7 +18,8 @@ import torch  # noqa: E402
 
 torch.cuda.init()
 T_TORCH = time.perf_counter() - T0
-from kopt.measure import child, correctness, timing, trial  # noqa: E402
+from kopt.measure import bound, child, correctness, inputs, outside_clock, reference, timing, trial  # noqa: E402
+from kopt.measure.boundary import KernelProcess  # noqa: E402
 from kopt.steps.common import child_request  # noqa: E402
 from kopt.workspace.target import load_workspace  # noqa: E402
 
@@ -49,6 +52,9 @@ class Quiet:
     def device(self, *a):
         pass
 
+    def phase(self, *a):
+        pass
+
 
 def main():
     ws_dir, version = (sys.argv[1:] + ["examples/softmax", "v1"])[:2] if len(sys.argv) < 3 else sys.argv[1:3]
@@ -63,26 +69,49 @@ def main():
         (trial.Trial, "prepare"),
         (trial.Trial, "call"),
         (trial.Trial, "check"),
+        (trial.Trial, "judged"),
+        (trial.Trial, "outputs_now"),
+        (trial.Trial, "_expected"),
+        (trial, "compare"),
+        (inputs.Pool, "redraw"),
+        (inputs.Pool, "poison"),
+        (inputs.Pool, "draw"),
+        (inputs.Pool, "place"),
+        (bound, "one_batch"),
+        (bound, "sample_points"),
+        (bound, "_changed"),
+        (trial.Trial, "_close_at"),
+        (reference, "scrub"),
+        (reference, "expected"),
         (timing, "timed_call"),
-        (timing, "_sample_count"),
         (timing, "_samples"),
-        (timing, "_profiler_record"),
-        (timing, "_null_event_us"),
-        (timing, "profiled_calls"),
-        (timing, "_profiled_sessions"),
+        (timing, "bench_config"),
+        (timing, "bound_calls"),
+        (bound, "_timed_batch"),
+        (bound, "_check"),
+        (outside_clock, "run_calls"),
+        (outside_clock, "read_record"),
+        (KernelProcess, "begin"),
+        (KernelProcess, "finish"),
         (correctness, "check_config"),
     ]:
         if hasattr(mod, name):
             timed(mod, name, f"{getattr(mod, '__name__', mod)}.{name}")
-    for task in ("correctness", "bench"):
-        SPENT.clear()
-        COUNT.clear()
-        t = time.perf_counter()
-        child.TASKS[task](req, Quiet())
-        total = time.perf_counter() - t
-        print(f"== {task}: {total:.2f} s in this process (torch import + CUDA init before: {T_TORCH:.2f} s)")
-        for k in sorted(SPENT, key=lambda k: -SPENT[k]):
-            print(f"   {k:45s} {SPENT[k]:8.2f} s  {COUNT[k]:6d} calls  {1e3 * SPENT[k] / COUNT[k]:8.2f} ms/call")
+    SPENT.clear()
+    COUNT.clear()
+    t = time.perf_counter()
+    proc = child._start_kernel("check_then_time", req)
+    try:
+        out = child.TASKS["check_then_time"](req, Quiet(), proc)
+    finally:
+        proc.end()
+    total = time.perf_counter() - t
+    ok = out["bench"] is not None
+    print(
+        f"== check_then_time: {total:.2f} s in this process, bench ran: {ok} (torch import + CUDA init before: {T_TORCH:.2f} s)"
+    )
+    for k in sorted(SPENT, key=lambda k: -SPENT[k]):
+        print(f"   {k:45s} {SPENT[k]:8.2f} s  {COUNT[k]:6d} calls  {1e3 * SPENT[k] / COUNT[k]:8.2f} ms/call")
 
 
 main()

@@ -7,7 +7,9 @@ correctness gate; until then it waits, importing nothing more. One gate claim co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +29,16 @@ class Measured:
     correctness: dict
     bench: pd.DataFrame
     profile: dict
+    timeline: dict[str, float] = field(default_factory=dict)  # seconds since the job's process started
+
+
+def since_start() -> float:
+    """Seconds since this process started (Linux's /proc: the job's own start, its imports included)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        return round(float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK"), 2)
+    except (OSError, ValueError, IndexError):
+        return round(time.process_time(), 2)
 
 
 def measure(
@@ -45,7 +57,10 @@ def measure(
 ) -> Measured:
     """correctness.{json,md}, bench.csv, bench_samples.csv and bench.json into ``out_dir``, and the
     profile into ``profile_dir`` and ``asm_dir``; ``logs``: the children's logs, ``check`` and
-    ``profile``; ``params``: the bench settings, ``profile_settings``: the profile's."""
+    ``profile``; ``params``: the bench settings, ``profile_settings``: the profile's. Its
+    ``timeline``: when each step ended, in seconds since the job's process started (the children's
+    own timelines are in bench.json and profile.json)."""
+    marks = {"imported": since_start()}
     ws = load_workspace(Path(target).parent, versions=False)
     req = child_request(ws, kernel, params, None, builds)
     prof = plan_profile(
@@ -60,7 +75,7 @@ def measure(
     files = {"version": version, "kernel": kernel, "params": params, "hardware_json": hardware_json}
 
     def not_profiled(doc: dict, df: pd.DataFrame) -> Measured:
-        return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"))
+        return Measured(doc, df, profile_skipped(prof, f"correctness {doc['status']}: {doc['error']}"), marks)
 
     blocked = cannot_run(builds, params)
     if blocked:
@@ -69,13 +84,20 @@ def measure(
         Child("check_then_time", req, log_path=logs["check"], held=True) as first,
         Child("profile", prof.request, log_path=logs["profile"], wrapper=prof.wrapper, held=True) as second,
     ):
+        marks["children started"] = since_start()
         gate = gate_for(params)
+        marks["gate"] = since_start()
         checked = gate if isinstance(gate, ChildOutcome) else _released(first, gate, params["timeout_s"])
+        marks["checked and timed"] = since_start()
         doc, df = write_checked(checked, Path(out_dir), ws, req, **files)
+        marks["bench written"] = since_start()
         if doc["status"] != "pass":
             return not_profiled(doc, df)
         profiled = _released(second, gate, profile_settings["timeout_s"])
-    return Measured(doc, df, finish_profile(prof, profiled, logs["profile"]))
+        marks["profiled"] = since_start()
+    profile = finish_profile(prof, profiled, logs["profile"])
+    marks["profile written"] = since_start()
+    return Measured(doc, df, profile, marks)
 
 
 def _released(child: Child, gate: tuple[dict[str, str], dict], timeout_s: float) -> ChildOutcome:
