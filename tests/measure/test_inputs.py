@@ -16,6 +16,9 @@ from tests.helpers import ROOT, run_version
 
 def test_seeds_are_fresh_per_run_and_recorded(tiny, tmp_path, run_params):
     runs = [run_version(tiny, tiny / "kernels" / "v0.py", run_params, tmp_path / str(i)) for i in range(2)]
+    for corr, df, out in runs:  # each run whole (on a GPU with Nsight Compute's clock too), or why not
+        why = (corr.get("error"), (out / "steps.log").read_text()[-3000:] if (out / "steps.log").exists() else None)
+        assert corr["status"] == "pass" and (df["status"] == "ok").all(), (why, df.get("error"))
     seeds = [{s["seed"] for c in corr["configs"] for s in c["seeds"]} for corr, _, _ in runs]
     assert len(seeds[0]) == 6 and not seeds[0] & seeds[1], seeds  # never derivable from the config
     for _, _df, out in runs:
