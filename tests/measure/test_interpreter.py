@@ -22,7 +22,9 @@ def test_autotune_on_the_interpreter_is_one_clear_line(tiny, tmp_path, run_param
     assert "autotuned.py: @triton.autotune cannot run on the Triton CPU interpreter" in corr["error"]
 
 
-def test_bf16_dot_on_the_interpreter_is_one_clear_line(tmp_path, run_params):
+def test_a_bf16_gemm_is_checked_on_the_interpreter(tmp_path, run_params):
+    """Issue 43: numpy has no bfloat16 and the interpreter multiplied its raw bits; tl.dot on
+    bfloat16 now computes as the tensor cores do, so a bf16 GEMM passes its gate on a laptop."""
     gemm = ROOT / "examples" / "kernelbench" / "gemm_add_relu"
     ws = _copy(
         gemm,
@@ -30,7 +32,31 @@ def test_bf16_dot_on_the_interpreter_is_one_clear_line(tmp_path, run_params):
         cpu_configs=[{"M": 16, "N": 16, "K": 32, "dtype": "bfloat16"}],
         tolerances={"float32": {"atol": 1e-2, "rtol": 1e-2}, "bfloat16": {"atol": 2e-2, "rtol": 2e-2}},
     )
-    corr, _, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path)
-    assert corr["status"] == "failed"
-    assert "v0.py: tl.dot on bfloat16 cannot run on the Triton CPU interpreter" in corr["error"]
-    assert "float32" in corr["error"]
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path)
+    assert corr["status"] == "pass", corr["error"]
+    assert (df["status"] == "ok").all()
+
+
+def test_the_interpreters_bf16_dot_is_float32_math_on_the_widened_inputs():
+    """The emulated dot against torch on the same bfloat16 values (products exact in float32, sums
+    in float32), with an accumulator in float32 and in bfloat16 (rounded back to nearest even)."""
+    import numpy as np
+    import torch
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    from kopt.inside import interpreter
+
+    interpreter.install("kernel.py")
+    a, b = torch.randn(16, 32).bfloat16(), torch.randn(32, 8).bfloat16()
+    bits = [TensorHandle(t.view(torch.uint16).numpy(), tl.bfloat16) for t in (a, b)]
+    acc = TensorHandle(np.ones((16, 8), dtype=np.float32), tl.float32)
+    got = InterpreterBuilder.create_dot(None, *bits, acc, None, None)
+    want = a.float() @ b.float() + 1
+    assert got.dtype == tl.float32 and np.allclose(got.data, want.numpy(), rtol=1e-6, atol=1e-5)
+    acc16 = TensorHandle(torch.ones(16, 8).bfloat16().view(torch.uint16).numpy(), tl.bfloat16)
+    got16 = InterpreterBuilder.create_dot(None, *bits, acc16, None, None)
+    as_bf16 = torch.from_numpy(got16.data.astype(np.int16)).view(torch.bfloat16)
+    assert got16.dtype == tl.bfloat16 and torch.equal(as_bf16, want.bfloat16())
+    cast = InterpreterBuilder.cast_impl(None, got, tl.bfloat16)  # a kernel's acc.to(tl.bfloat16)
+    assert torch.equal(torch.from_numpy(cast.data.astype(np.int16)).view(torch.bfloat16), want.bfloat16())
