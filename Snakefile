@@ -37,3 +37,22 @@ rule all:
         "results/state.json",
         "results/env_check.md",
         "results/performance.md",
+
+
+# The run's end: each compared version's verdict in one line and where to read why; a run whose
+# versions include no correct baseline exits non-zero (kopt.report.verdicts).
+onsuccess:
+    import sys
+    from pathlib import Path
+    from kopt.report.verdicts import end_of_run
+
+    status = end_of_run(Path("results").resolve())
+    if status:
+        sys.exit(status)
+
+
+onerror:
+    from pathlib import Path
+    from kopt.report.verdicts import verdict_lines
+
+    print("\n".join(verdict_lines(Path("results").resolve())))

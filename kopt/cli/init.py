@@ -4,6 +4,8 @@ before it is written: what the graph will read."""
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 
@@ -39,6 +41,20 @@ def cmd_init(a) -> int:
         from kopt.formats import skeleton
 
         lines = skeleton.init(dest, check=_loads)
-    for line in lines:
+    for line in [*lines, *next_steps(dest)]:
         print(line)
     return 0
+
+
+def next_steps(dest: Path) -> list[str]:
+    """What to run next, complete: the baseline through the graph first, then each new version
+    (``kopt eval`` prints the verdict and the next step), from the folder that holds the Snakefile."""
+    ws = dest.resolve()
+    kopt = f"{shlex.quote(sys.executable)} -m kopt.cli"
+    where = f"--workspace {shlex.quote(str(ws))} --results {shlex.quote(str(ws / 'results'))}"
+    return [
+        f"next, from {Path(__file__).resolve().parents[2]}:",
+        f"  {kopt} eval v0 {where}   # v0 checked, timed, profiled: its verdict",
+        f"  {kopt} new {where}   # the next version, from the best: edit it, then eval it",
+        f"  {kopt} status {where}   # where the loop stands, what to try next",
+    ]

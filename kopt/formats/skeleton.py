@@ -19,5 +19,4 @@ def init(dest: Path, check=None) -> list[str]:
     return [
         f"{dest}: a float32 vector add to edit: ref.py (setup, reference), kernels/v0.py (Triton run_kernel), "
         "kernels/v1.cu.example (a CUDA solve: rename to v1.cu to make it v1), target.yaml (each field explained)",
-        f"  run it: snakemake --cores 1 results/v0/compare.json --config workspace={dest}",
     ]

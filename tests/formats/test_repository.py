@@ -101,7 +101,10 @@ def test_kopt_init_alone_writes_a_workspace_to_edit_whose_v0_passes_on_the_cpu(t
 
     ws = tmp_path / "ws"
     assert main(["init", str(ws)]) == 0
-    assert "kernels/v1.cu.example" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "kernels/v1.cu.example" in out
+    where = f"--workspace {ws.resolve()} --results {ws.resolve() / 'results'}"  # issue 43: what to run next
+    assert f"-m kopt.cli eval v0 {where}" in out and f"-m kopt.cli new {where}" in out, out
     w = load_workspace(ws)
     assert [v.name for v in w.versions] == ["v0"] and w.command is None
     comments = [ln for ln in (ws / "target.yaml").read_text().splitlines() if "#" in ln]
