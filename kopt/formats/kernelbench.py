@@ -130,14 +130,30 @@ class Problem:
         ok = len(names) == n == len(params) and not any(x.startswith((SIZE, WEIGHT, "out")) for x in names)
         return names if ok else [f"x{i}" for i in range(n)]
 
-    def skeleton(self, sizes: dict) -> torch.nn.Module:
-        """The Model built on the meta device (its structure; its weights come as inputs)."""
-        key = tuple(sorted(sizes.items()))
+    def skeleton(self, sizes: dict, device: torch.device | str | None = None) -> torch.nn.Module:
+        """The Model's structure (its weights come as inputs), built on the meta device; on
+        ``device`` (the inputs', else the CPU) where that fails (an ``__init__`` that reads a value:
+        SwinMLP's ``.item()``) or leaves a plain tensor attribute, which forward would read on meta."""
+        key = (tuple(sorted(sizes.items())), "meta")
         if key not in self._skeletons:
-            ns = self.namespace(sizes)
-            with torch.device("meta"), on_the_harness_device():
-                self._skeletons[key] = ns["Model"](*ns["get_init_inputs"]())
+            self._skeletons[key] = self._built(sizes, "meta", strict=False)
+        meta = self._skeletons[key]
+        if meta is not None and not _plain_tensors(meta):
+            return meta
+        key = (key[0], str(device or "cpu"))
+        if key not in self._skeletons:
+            self._skeletons[key] = self._built(sizes, device or "cpu", strict=True)
         return self._skeletons[key]
+
+    def _built(self, sizes: dict, device, strict: bool) -> torch.nn.Module | None:
+        ns = self.namespace(sizes)
+        try:
+            with torch.device(device), on_the_harness_device():
+                return ns["Model"](*ns["get_init_inputs"]())
+        except Exception as e:  # noqa: BLE001 - the user's Model: on meta, tried again on a device
+            if not strict:
+                return None
+            raise ProblemError(f"{self.path}: its Model cannot be built ({type(e).__name__}: {e})") from None
 
     def output_names(self, sizes: dict, run) -> list[str]:
         """``out``, or ``out0``, ``out1``, ... as many as ``run()`` (the forward) returns."""
@@ -166,7 +182,7 @@ class Problem:
 
     def reference(self, **inputs):
         """The Model's forward on ``inputs`` (its weights and sizes among them), returning its outputs."""
-        return self.forward(lambda sizes, _device: self.skeleton(sizes), inputs)
+        return self.forward(self.skeleton, inputs)
 
     def forward(self, model_for, inputs: dict):
         """``model_for(sizes, device)``'s forward on ``inputs``: their weights (buffers copied: a
@@ -183,6 +199,14 @@ class Problem:
                 weights[name] = weights[name].clone()
         with torch.no_grad():
             return torch.func.functional_call(model, weights, tuple(inputs[n] for n in names))
+
+
+def _plain_tensors(model: torch.nn.Module) -> bool:
+    """Whether a module holds a tensor that is neither a parameter nor a buffer (it stays where the
+    Model was built: on meta, forward could not read it)."""
+    return any(
+        isinstance(v, torch.Tensor) for m in model.modules() for k, v in vars(m).items() if not k.startswith("_")
+    )
 
 
 class ModelNewKernel:
