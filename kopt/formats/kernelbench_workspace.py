@@ -32,6 +32,10 @@ target_class: all
 
 CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the interpreter is slow) ...
 CPU_LIMIT = 1 << 22  # ... or, where sizes the file fixes (224x224 images) keep it above, at most this
+FLOOR = 8  # the least a size is halved to (one smaller to begin with is kept as it is)
+# ... and where no size can be halved further, at most this (v0 is torch eager: MobileNetV1 and
+# EfficientNetB0 at 224x224, 5-7M elements, which the floor keeps from degenerate 1-channel configs)
+STRUCTURE_LIMIT = 1 << 25
 
 REF = '''"""KernelBench problem {name}, made into a kernel-opt reference by `kopt init --kernelbench`:
 problem.py is {source}, verbatim; kopt.formats.kernelbench says how its sizes, inputs and weights
@@ -90,13 +94,16 @@ def _runs(problem: Problem, sizes: dict) -> bool:
 
 def cpu_sizes(problem: Problem, sizes: dict) -> dict:
     """``sizes`` with the largest integer size halved, one at a time, while the Model runs on them,
-    until the inputs and weights hold at most CPU_BUDGET elements (CPU_LIMIT where no size can be
-    halved further); then run for real on the CPU."""
+    until the inputs and weights hold at most CPU_BUDGET elements (STRUCTURE_LIMIT where no size
+    can be halved further; CPU_LIMIT for a file without sizes); then run for real on the CPU. No size goes under FLOOR, nor under its own value
+    where that is smaller: a structural size (a head count, an expand ratio, a sequence length) cut
+    to 1 takes another branch than the GPU config's (MinGPT's seq_len 512 -> 1 never exercised its
+    causal mask, EfficientNet's expand_ratio 6 -> 1 skipped its expand layer)."""
     cur, frozen = dict(sizes), set()
     while _elements(problem, cur) > CPU_BUDGET:
-        free = [k for k, v in cur.items() if isinstance(v, int) and v >= 2 and k not in frozen]
+        free = [k for k, v in cur.items() if isinstance(v, int) and v // 2 >= min(sizes[k], FLOOR) and k not in frozen]
         if not free:
-            if _elements(problem, cur) <= CPU_LIMIT:
+            if _elements(problem, cur) <= (STRUCTURE_LIMIT if sizes else CPU_LIMIT):
                 break
             if not sizes:
                 raise ProblemError(
@@ -104,7 +111,8 @@ def cpu_sizes(problem: Problem, sizes: dict) -> dict:
                     f"weights hold {_elements(problem, cur)} elements, over the CPU's {CPU_LIMIT}"
                 )
             raise ProblemError(
-                f"{problem.path}: halving its sizes gives no config under {CPU_LIMIT} elements that its Model runs on"
+                f"{problem.path}: halving its sizes gives no config under {STRUCTURE_LIMIT} elements that its Model "
+                f"runs on and that keeps every size at least {FLOOR} (or its own)"
             )
         k = max(free, key=lambda x: cur[x])
         trial = {**cur, k: cur[k] // 2}

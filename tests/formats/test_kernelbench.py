@@ -227,3 +227,12 @@ def test_a_model_whose_float32_misses_kernelbenchs_tolerance_gets_the_one_it_mee
     ws = tmp_path / "ws"
     corr, _, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "out")
     assert corr["status"] == "pass", corr["error"]
+
+
+def test_the_cpu_config_cuts_no_structural_size_to_one():
+    """Issue 43: halving the largest size until the CPU's budget cut MinGPT's seq_len 512 and
+    n_head 8 to 1 (its causal mask never exercised, one head), and EfficientNet's expand_ratio 6
+    to 1, so the CPU config took other branches than the GPU's."""
+    p = KB / "43_MinGPTCausalAttention.py"
+    small = kw.cpu_sizes(Problem(p), kw.sizes_of(kw.run_file(p)))
+    assert small["n_head"] == 8 and min(small["seq_len"], small["batch_size"]) >= kw.FLOOR, small
