@@ -34,6 +34,8 @@ def _line(results: Path, v: str, comp: dict) -> str:
         if c.get("delta_pct") is not None
     )
     said = classes or str(comp.get("detail") or "")
+    if comp.get("evidence"):  # the interpreter's timings: said so on the same line
+        said = f"{said} ({str(comp['evidence']).split(';')[0]})"
     broken = comp.get("reason") in ("incorrect", "failed")
     why = results / v / ("correctness.md" if broken else "compare.json")
     return f"kopt: {v}: {comp['decision']} ({comp['reason']})" + (f": {said[:300]}" if said else "") + f"; why: {why}"

@@ -25,6 +25,8 @@ def test_each_compared_version_gets_its_verdict_and_where_to_read_why(tmp_path):
     (results / "final_report.md").write_text("")
     assert verdict_lines(results)[-1].endswith(str(results / "final_report.md"))
     assert no_baseline(results) is None and end_of_run(results) == 0
+    _compared(results, "v3", decision="discard", reason="tie", per_class=per_class, evidence="cpu-interpreter: not; x")
+    assert "N=256 -14.7% improved (cpu-interpreter: not); why:" in verdict_lines(results)[2]
 
 
 def test_no_correct_baseline_is_one_line_and_a_non_zero_exit(tmp_path, capsys):
