@@ -16,6 +16,7 @@ for i in $(seq 1 "${RUNS:-3}"); do
   for v in v0 v1; do
     cp "$d/results/$v/compare.json" "$OUT/fresh/$name/$i/${v}_compare.json" 2>/dev/null
     cp "$d/results/$v/bench.csv" "$OUT/fresh/$name/$i/${v}_bench.csv" 2>/dev/null
+    cp "$d/results/$v/bench.json" "$OUT/fresh/$name/$i/${v}_bench.json" 2>/dev/null
     # where rule measure's seconds went: the job's marks, then its children's timelines
     grep -h "rule measure's timeline" "$d/results/logs/$v/measure.log" 2>/dev/null
     python3 benchmarks/turnaround.py "$d/results" "$v" > "$OUT/fresh/$name/$i/${v}_turnaround.txt" 2>&1

@@ -104,6 +104,25 @@ def back_to_back(kernel, calls: list[dict], device: str) -> tuple[float, list]:
     return (_perf_counter() - t0) * 1e6 / max(len(calls), 1), rets
 
 
+class BatchEvents:
+    """A bound batch ordered through the GPU (kopt.measure.bound): this process's stream waits for
+    the judge's interprocess event ``placed`` (recorded when the inputs are in the arena) before the
+    calls, and records its own interprocess event ``done`` after them, on which the judge's read
+    waits. Neither side waits on the host, so no hand-over is under the judge's clock."""
+
+    def __init__(self, placed_handle: bytes):
+        self.placed_handle = placed_handle
+        self.placed = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), placed_handle)
+        self.done = torch.cuda.Event(interprocess=True)
+        self.done_handle = self.done.ipc_handle()
+
+    def wait_for_placed(self) -> None:
+        torch.cuda.current_stream().wait_event(self.placed)
+
+    def record_done(self) -> None:
+        self.done.record()
+
+
 def _nothing() -> None:
     return None
 

@@ -134,7 +134,10 @@ class Session:
         from kopt.measure.device import paused_gc
 
         calls = [self._args(j, sc) for j, sc in zip(msg["sets"], msg["scalars"], strict=True)]
+        events = getattr(self, "batch_events", None) if self.device == "cuda" else None
         with paused_gc():
+            if events:  # the judge's placing first, on the GPU: no host hand-over under its clock
+                events.wait_for_placed()
             try:
                 host_us, rets = back_to_back(self.kernel, calls, self.device)
             except KernelFault:
@@ -142,7 +145,9 @@ class Session:
             except Exception as e:
                 raise KernelFault(self._explain(e)) from e
             bad = [self._keep_returned(r, self.sets[j], sync=False) for r, j in zip(rets, msg["sets"], strict=True)]
-            if self.device == "cuda":
+            if events:
+                events.record_done()  # the judge's read waits for it on the GPU; answered at once
+            elif self.device == "cuda":
                 import torch
 
                 torch.cuda.synchronize()
@@ -280,10 +285,18 @@ def _metadata(s: Session, msg: dict) -> dict:
 
 
 def _prep(s: Session, msg: dict) -> dict:
-    """Before a bound batch (kopt.measure.bound): the persisting-L2 carve-out reset."""
+    """Before a bound batch (kopt.measure.bound): the persisting-L2 carve-out reset; on a GPU, the
+    batch's two interprocess events (the judge's "placed", opened here once; this process's "done",
+    whose handle goes back)."""
     if s.lab is not None:
         s.lab.l2.reset()
-    return {"ok": True}
+    if msg.get("placed") is None or s.device != "cuda":
+        return {"ok": True}
+    from kopt.inside.calls import BatchEvents
+
+    if getattr(s, "batch_events", None) is None or s.batch_events.placed_handle != msg["placed"]:
+        s.batch_events = BatchEvents(msg["placed"])
+    return {"ok": True, "done": s.batch_events.done_handle.hex()}  # the answer is JSON
 
 
 EXTRA = {"null": _null, "trace_begin": _trace_begin, "trace_end": _trace_end, "metadata": _metadata, "prep": _prep}

@@ -70,9 +70,11 @@ DISAGREE_PTS = 5.0
 # of one stream (module docstring). An added launch costs more than this on Nsight Compute's clock
 # (about 3 us for the shortest launch on the H100), so launches bought for the allowance lose time.
 LAUNCH_GAP_US = 2.0
-# Host CPU time per call in the process Nsight Compute wrapped, over the best's, that says "host work"
-# (the CPU time is read in clock ticks, 10 ms, over the clock's calls)
-HOST_CPU_US = 1000.0
+# Host CPU time per call in the process Nsight Compute wrapped, over the best's, that says "host work".
+# The CPU time is read in clock ticks of 10 ms over the clock's 7 timed calls: one tick is 1.43 ms a
+# call, and an honest process reads one tick more or less from run to run (a copies attack was said
+# to be "the host" at +1.43 ms on the H100); two ticks. The host attacks read +183 to +215 ms a call.
+HOST_CPU_US = 3000.0
 
 UNTRUSTED = (
     "untrusted: the clock that decided was read in the kernel's own process (no Nsight Compute record), "
@@ -583,7 +585,7 @@ def _where(k: str, cand: Candidate, best: dict, du: float) -> str:
         return f"the host: the process Nsight Compute wrapped used {dcpu / 1e3:+.2f} ms more CPU per call" + said
     return (
         f"copies, memsets or another GPU context: no more host CPU time in the process Nsight Compute wrapped "
-        f"({dcpu / 1e3:+.2f} ms per call)" + said
+        f"({dcpu / 1e3:+.2f} ms per call, read in ticks of 10 ms)" + said
     )
 
 
