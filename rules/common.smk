@@ -179,9 +179,6 @@ GPU = (
     else (detect_gpu_cached(config["device"], ".snakemake/kopt-gpu.json") or "cpu")
 )
 HARDWARE_JSON = f"results/hardware/{slug(GPU)}.json"
-REGISTRY = sorted(
-    str(p) for p in Path(workflow.basedir, "config", "hardware").glob("*.yaml")
-)
 
 # The command that rebuilds a target of this workspace, as the reports and kopt print it.
 _DEFAULTS = (
@@ -189,6 +186,13 @@ _DEFAULTS = (
 )
 _elsewhere = Path.cwd().resolve() != Path(workflow.basedir).resolve()
 _snakefile = str(Path(workflow.main_snakefile).resolve()) if _elsewhere else None
+# The GPU registry (rule hardware's inputs) from the project's folder where that is the working
+# folder: Snakemake records the set of inputs, and absolute paths made a moved or copied project
+# rerun every version ("Set of input files has changed").
+REGISTRY = sorted(
+    str(p if _elsewhere else p.relative_to(workflow.basedir))
+    for p in Path(workflow.basedir, "config", "hardware").glob("*.yaml")
+)
 _extra = overrides(config, _DEFAULTS)
 COMMAND = snakemake_command(
     WS_ID,

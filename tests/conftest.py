@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, ROOT
+from tests.helpers import FIXTURES, ROOT, SOFTMAX_STAGES, copy_project, copy_tree, once_per_run, snakemake
 
 BUILD_DEFAULTS = {"nvcc": "auto", "hipcc": "hipcc", "arch": "auto", "flags": ["-O3", "-lineinfo"]}
 
@@ -64,3 +64,43 @@ def v7_build(tmp_path_factory) -> dict:
     kernel = str(ROOT / "examples" / "softmax" / "kernels" / "v7.cu")
     settings = {"timeout_s": 300, "gpu": "auto", "build": BUILD_DEFAULTS}
     return {**build(version="v7", kernel=kernel, out_dir=str(out), settings=settings), "dir": out}
+
+
+@pytest.fixture(scope="session")
+def shared_root(tmp_path_factory) -> Path:
+    """A folder every xdist worker of this test run sees, beside each worker's own popen-gwK/ and
+    named by the run's id (a --basetemp given again never hands a run the last run's builds);
+    without xdist, this process's base folder."""
+    base = tmp_path_factory.getbasetemp()
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return base
+    root = base.parent / f"shared-{os.environ['PYTEST_XDIST_TESTRUNUID']}"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+@pytest.fixture(scope="session")
+def softmax_graph(shared_root):
+    """``softmax_graph(stage)``: a copy of the project with the softmax example's graph built to
+    SOFTMAX_STAGES[stage] (v0, v1 or all), once per test run, whichever xdist worker asks first.
+
+    Shared because the same end-to-end builds were made again and again on the CPU interpreter (a
+    minute for v0 and v1, three for every version): by test_e2e, test_rerun, test_results_tree,
+    test_agent_loop and test_slurm. Each stage continues a copy of the one before it. The folder is
+    read by every test file: a test that changes anything works on its own copy (copy_tree), which
+    keeps the modification times Snakemake decides reruns by."""
+
+    def built(stage: str) -> Path:
+        before, targets = SOFTMAX_STAGES[stage]
+
+        def build(dst: Path) -> None:
+            if before:
+                copy_tree(built(before), dst)
+            else:
+                copy_project(dst)
+            p = snakemake(dst, *targets)
+            assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+        return once_per_run(shared_root, f"softmax-{stage}", build)
+
+    return built

@@ -1,5 +1,6 @@
 """Helpers shared by several test modules: the project's paths, one version through the correctness and
-bench steps, the Snakemake graph on a copy of the project, and a small results tree for the reports."""
+bench steps, the Snakemake graph on a copy of the project (and what is built once per test run), and a
+small results tree for the reports."""
 
 from __future__ import annotations
 
@@ -124,6 +125,44 @@ def copy_project(dst: Path) -> Path:
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
     shutil.copytree(ROOT / "examples" / "softmax", dst / "examples" / "softmax")
     return dst
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """A copy of a built project that Snakemake takes as up to date, as a user's moved project: every
+    file's and folder's modification time kept (copy2, copystat), links kept as links."""
+    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+    return dst
+
+
+# The softmax example's graph in stages, each built on a copy of the stage before it (tests/conftest.py
+# builds each once per test run): stage -> (the stage it continues, its targets)
+SOFTMAX_STAGES = {
+    "v0": (None, ("results/v0/compare.json",)),
+    "v1": ("v0", ("results/v1/compare.json",)),
+    "all": ("v1", ()),  # the default target: every version, the reports
+}
+
+
+def once_per_run(root: Path, name: str, build) -> Path:
+    """``root/name``, made by ``build(folder)`` once per test run: the first xdist worker to ask builds
+    it under a file lock while the others wait, then all read it. A failed build is recorded and
+    failed again for every later asker rather than rebuilt."""
+    from filelock import FileLock  # the test extra's (pyproject.toml), and torch's
+
+    folder, done, failed = root / name, root / f"{name}.done", root / f"{name}.failed"
+    with FileLock(str(root / f"{name}.lock")):
+        if failed.is_file():
+            raise AssertionError(f"{name}, built once for this test run, failed:\n{failed.read_text()}")
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            try:
+                build(folder)
+            except Exception as e:
+                failed.write_text(f"{type(e).__name__}: {e}")
+                raise
+            done.touch()
+    return folder
 
 
 def _tree(results: Path) -> dict:

@@ -11,5 +11,8 @@ KOPT_EXTRAS=test,cuda,slurm bash tools/install.sh
 .venv/bin/snakefmt --check .
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# every core, one test file per worker at a time (a file's module fixtures are made once)
-.venv/bin/python -m pytest -q -n auto --dist loadfile tests
+# every core, one test file per worker at a time (a file's module fixtures are made once), the files
+# in collection order: xdist's default reorder (most tests first) left the end-to-end graph files of
+# one or two long tests for last, one worker running them while the other waited. The graphs that
+# several files read are built once per run (tests/conftest.py: softmax_graph).
+.venv/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=40 tests

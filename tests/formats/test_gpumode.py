@@ -15,9 +15,24 @@ import yaml
 from kopt.cli import main
 from kopt.formats import gpumode_workspace as gw
 from kopt.formats.gpumode import Problem, ProblemError, on_the_harness_device
-from tests.helpers import FIXTURES, run_version
+from tests.helpers import FIXTURES, copy_tree, run_version
 
 GM = FIXTURES / "gpumode" / "pmpp_v2"
+
+
+@pytest.fixture(scope="module")
+def vectoradd_made(tmp_path_factory):
+    """vectoradd_py made a workspace by kopt init once for this file's tests, which read the same
+    workspace (6-11 s an init on the CPU: it runs the problem's generate_input and ref_kernel)."""
+    ws = tmp_path_factory.mktemp("vectoradd") / "ws"
+    gw.init(ws, GM / "vectoradd_py")
+    return ws
+
+
+@pytest.fixture
+def vectoradd(vectoradd_made, tmp_path):
+    """A test's own copy of that workspace, to change."""
+    return copy_tree(vectoradd_made, tmp_path / "ws")
 
 
 def test_a_problem_becomes_a_workspace_with_its_specs_and_tolerance(tmp_path, capsys):
@@ -35,9 +50,8 @@ def test_a_problem_becomes_a_workspace_with_its_specs_and_tolerance(tmp_path, ca
     assert "classes by ['size']" in said and "make_match_reference's: rtol 0.0001, atol 0.0001" in said
 
 
-def test_the_data_is_named_by_position_and_the_output_is_the_buffer_ref_kernel_writes(tmp_path):
-    gw.init(tmp_path / "ws", GM / "vectoradd_py")
-    p = Problem(tmp_path / "ws" / "problem")
+def test_the_data_is_named_by_position_and_the_output_is_the_buffer_ref_kernel_writes(vectoradd):
+    p = Problem(vectoradd / "problem")
     with torch.device("cpu"):
         got = p.setup(7, size=64)
         again = p.setup(7, size=64)
@@ -51,9 +65,8 @@ def test_the_data_is_named_by_position_and_the_output_is_the_buffer_ref_kernel_w
 
 
 @pytest.mark.parametrize("version", ["submission", "triton"])
-def test_its_submission_and_a_triton_custom_kernel_pass_the_gate_on_the_cpu(tmp_path, run_params, version):
-    ws = tmp_path / "ws"
-    gw.init(ws, GM / "vectoradd_py")
+def test_its_submission_and_a_triton_custom_kernel_pass_the_gate_on_the_cpu(tmp_path, run_params, version, vectoradd):
+    ws = vectoradd
     kernel = ws / "kernels" / "v0.py"
     if version == "triton":
         kernel = ws / "kernels" / "v1.py"
@@ -62,9 +75,8 @@ def test_its_submission_and_a_triton_custom_kernel_pass_the_gate_on_the_cpu(tmp_
     assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
 
 
-def test_a_custom_kernel_that_skips_the_output_is_incorrect(tmp_path, run_params):
-    ws = tmp_path / "ws"
-    gw.init(ws, GM / "vectoradd_py")
+def test_a_custom_kernel_that_skips_the_output_is_incorrect(tmp_path, run_params, vectoradd):
+    ws = vectoradd
     (ws / "kernels" / "v1.py").write_text("def custom_kernel(data):\n    A, B, C = data\n    return C\n")
     corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "out")
     assert corr["status"] == "incorrect" and "NaN" in corr["error"], corr["error"]

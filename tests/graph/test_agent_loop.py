@@ -1,6 +1,6 @@
 """The loop driven through the CLI alone, as an agent drives it (docs/agent.md), on a copy of the
-example cut to v0 and v1, on the CPU: status --json -> eval -> new (a draft the graph skips) ->
-an incorrect version -> repair -> eval, asserting on the JSON at each step. The split and stop
+example cut to v0 and v1, v0 judged, on the CPU: status --json -> eval -> new (a draft the graph
+skips) -> an incorrect version -> repair -> eval, asserting on the JSON at each step. The split and stop
 steps run on recorded comparisons in tests/test_cli.py (CPU-interpreter verdicts never split or
 stop the loop)."""
 
@@ -13,15 +13,17 @@ import yaml
 
 from kopt.cli import main as kopt
 from kopt.cli.loop import EXIT, outcome
-from tests.helpers import BAD, copy_project
+from tests.helpers import BAD, copy_tree
 
 pytestmark = pytest.mark.e2e
 CPU = ["--config", "device=cpu"]
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch):
-    dst = copy_project(tmp_path)
+def project(tmp_path, monkeypatch, softmax_graph):
+    """The example's graph built to v0 (this test run's shared build, tests/conftest.py), copied, its
+    kernels cut to v0 and v1: the agent starts from the judged baseline."""
+    dst = copy_tree(softmax_graph("v0"), tmp_path)
     for k in (dst / "examples" / "softmax" / "kernels").iterdir():
         if k.stem not in ("v0", "v1"):
             k.unlink()

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from kopt.loop.state import describe_next
-from tests.helpers import ROOT, _tree, artifacts, copy_project, snakemake
+from tests.helpers import ROOT, _tree, artifacts, copy_project, copy_tree, snakemake
 
 pytestmark = pytest.mark.e2e
 
@@ -25,12 +25,11 @@ CORRECT = [v for v in VERSIONS if v != "v4"]
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory) -> Path:
-    """A copy of the workflow and the example, with the graph built once."""
-    dst = copy_project(tmp_path_factory.mktemp("project"))
-    p = snakemake(dst)  # the default target: every version's compare.json, env_check.md and the reports
-    assert p.returncode == 0, p.stdout + p.stderr
-    return dst
+def project(tmp_path_factory, softmax_graph) -> Path:
+    """A copy of the workflow and the example with the graph built to the default target (every
+    version's compare.json, env_check.md and the reports): this test run's shared build
+    (tests/conftest.py), copied, as these tests change it."""
+    return copy_tree(softmax_graph("all"), tmp_path_factory.mktemp("project"))
 
 
 def test_every_version_has_its_records(project):

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from kopt.cli import main as kopt
-from tests.helpers import _sha, _tree, copy_project, snakemake
+from tests.helpers import _sha, _tree, copy_project, copy_tree, snakemake
 
 pytestmark = pytest.mark.e2e
 
@@ -30,8 +30,8 @@ def _second_workspace(project: Path) -> Path:
     return b
 
 
-def test_two_workspaces_in_one_project_never_mix(tmp_path, monkeypatch, capsys):
-    dst = copy_project(tmp_path)
+def test_two_workspaces_in_one_project_never_mix(tmp_path, monkeypatch, capsys, softmax_graph):
+    dst = copy_tree(softmax_graph("v0"), tmp_path)  # A's graph to v0: this test run's shared build, copied
     b = _second_workspace(dst)
     p = snakemake(dst, "results/v0/compare.json")
     assert p.returncode == 0, p.stdout + p.stderr
@@ -68,11 +68,20 @@ def test_two_workspaces_in_one_project_never_mix(tmp_path, monkeypatch, capsys):
     assert hint in capsys.readouterr().out
 
 
-def test_a_result_kept_by_its_age_but_made_from_other_files_is_rebuilt(tmp_path):
+def test_a_copied_project_keeps_its_results(tmp_path, softmax_graph):
+    """A project copied or moved with its results (modification times kept, as cp -p or rsync -t
+    keep them) is up to date: no rule's input is recorded by its absolute path (the GPU registry's
+    were, and every version ran again). The shared builds of tests/conftest.py rest on it."""
+    dst = copy_tree(softmax_graph("v1"), tmp_path)
+    p = snakemake(dst, "results/v1/compare.json")
+    assert p.returncode == 0 and "Nothing to be done" in p.stdout + p.stderr, p.stdout + p.stderr
+
+
+def test_a_result_kept_by_its_age_but_made_from_other_files_is_rebuilt(tmp_path, softmax_graph):
     """A kernel copied with its old modification time: Snakemake would keep its results. v0 lies
     below the requested target and its results exist (where Snakemake ignores an input function's
     error), and --rerun-triggers mtime, without .snakemake's records, sees no other change."""
-    dst = copy_project(tmp_path)
+    dst = copy_tree(softmax_graph("v1"), tmp_path)  # this test run's shared build, copied
     assert snakemake(dst, "results/v1/compare.json").returncode == 0
     shutil.rmtree(dst / ".snakemake" / "metadata")
     k = dst / "examples" / "softmax" / "kernels" / "v0.py"

@@ -35,13 +35,11 @@ def _tree(results: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, softmax_graph):
     slurm = copy_project(tmp_path_factory.mktemp("slurm"))  # profiles/ with it (slurm and the workflow's default)
     p = _run(slurm, "--profile", "profiles/slurm")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    local = copy_project(tmp_path_factory.mktemp("local"))
-    q = _run(local, "--cores", "2")
-    assert q.returncode == 0, q.stdout[-3000:] + q.stderr[-3000:]
+    local = softmax_graph("v1")  # TARGET run locally: this test run's shared build (tests/conftest.py), read only
     return slurm, p.stdout + p.stderr, local
 
 
