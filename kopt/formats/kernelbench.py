@@ -165,6 +165,14 @@ class Problem:
         return self._outputs[key]
 
     def setup(self, seed: int, **sizes) -> dict:
+        inputs = self.inputs(seed, **sizes)
+        sizes.pop(FIXED, None)
+        outputs = self.output_names(sizes, lambda: self.reference(**inputs))
+        return {"inputs": inputs, "outputs": outputs}
+
+    def inputs(self, seed: int, **sizes) -> dict:
+        """setup()'s inputs (the arguments, the Model's weights and the sizes), without running the
+        forward that names the outputs."""
         sizes.pop(FIXED, None)
         ns = self.namespace(sizes)
         with on_the_harness_device():
@@ -177,8 +185,7 @@ class Problem:
         for name, t in (*model.named_parameters(), *model.named_buffers()):
             inputs[WEIGHT + name.replace(".", "__")] = t.detach()
         inputs.update({SIZE + k: v for k, v in sizes.items()})
-        outputs = self.output_names(sizes, lambda: self.reference(**inputs))
-        return {"inputs": inputs, "outputs": outputs}
+        return inputs
 
     def reference(self, **inputs):
         """The Model's forward on ``inputs`` (its weights and sizes among them), returning its outputs."""

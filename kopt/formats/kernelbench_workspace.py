@@ -66,8 +66,10 @@ def run_kernel(**inputs):
 
 
 def _probe(problem: Problem, sizes: dict) -> dict:
-    """``problem.setup`` at ``sizes`` on the meta device (no memory), or on the CPU where its Model
-    cannot be built there (an ``__init__`` that reads a value: SwinMLP's ``.item()``)."""
+    """``problem.setup`` at ``sizes`` on the meta device (no memory, the forward checked there), or
+    where its Model cannot be built or run there (an ``__init__`` that reads a value: SwinMLP's
+    ``.item()``; the LSTM) its inputs and weights built on the CPU, no forward: at the file's own
+    sizes the LSTM's forward took 8 s a probe on the CPU; ``cpu_sizes`` runs the one it settles on."""
     try:
         with torch.device("meta"):
             return problem.setup(0, **sizes)
@@ -75,7 +77,7 @@ def _probe(problem: Problem, sizes: dict) -> dict:
         raise
     except Exception:  # noqa: BLE001 - tried again for real, where a failure is the Model's own
         with torch.device("cpu"):
-            return problem.setup(0, **sizes)
+            return {"inputs": problem.inputs(0, **sizes)}
 
 
 def _elements(problem: Problem, sizes: dict) -> int:
@@ -217,6 +219,9 @@ def init(dest: Path, source: Path, check=None) -> list[str]:
         except ProblemError as e:  # said of the user's file, not of the copy being written
             raise ProblemError(str(e).replace(str(problem.path), str(source))) from None
         got = _probe(problem, sizes)
+        if "outputs" not in got:  # built on the CPU (no forward there): named at the CPU sizes
+            with torch.device("cpu"):
+                got["outputs"] = problem.setup(0, **small)["outputs"]
         tolerances, said = checkable(problem, small, source)
         if not sizes:  # shapes fixed in get_inputs: one config, named by them
             sizes = small = {FIXED: _shapes(got["inputs"])}
