@@ -10,7 +10,12 @@ the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module
 
 - a config is a spec without its seed: ``setup(seed, **spec)`` calls ``generate_input`` with
   kopt's fresh seed; the data's elements are inputs ``data0``, ``data1``, ... by position (tensors,
-  or plain values holding none: a dict of weights or a model among them is refused);
+  or plain values); a tensor inside a dict, list or tuple of them (trimul's and moe's weights) is
+  an input of its own named by where it sat (``data2_norm_weight``), the element a value holding a
+  ``Leaf`` there, and ``pack`` puts it back: each tensor gets fresh draws, a float64 copy for the
+  reference and the mutation check. Tensors inside another object (a dataclass, a module) are
+  refused in one line. A trailing element ``ref_kernel`` provably never reads and that is no
+  output is zeroed in every draw (vectorsum's ``torch.empty(1)``);
 - the outputs are what ``ref_kernel`` returns (a tensor, or a tuple/list of tensors), named in
   that order, once per config: an element of the data it returns itself (found by identity) is
   written in place, as the problem's own buffer; a new tensor lands in a trailing element of the
@@ -34,7 +39,9 @@ import ast
 import contextlib
 import importlib.util
 import itertools
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -129,10 +136,60 @@ def _generator_on_the_default_device(real: type) -> type:
     return Generator
 
 
+ELEMENT = re.compile(rf"{DATA}\d+")  # one element of the data (a tensor inside one: data2_weights_norm_weight)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """Where a tensor sat inside a dict, list or tuple of the data: the input that holds it now."""
+
+    name: str
+
+
 def pack(inputs: dict):
-    """The data gpu-mode's functions take: ``data0``, ``data1``, ... as a tuple (or the one element)."""
-    items = [inputs[f"{DATA}{i}"] for i in range(sum(1 for k in inputs if k.startswith(DATA)))]
+    """The data gpu-mode's functions take: ``data0``, ``data1``, ... as a tuple (or the one element),
+    each dict, list or tuple among them holding its tensors again (``Leaf``s filled)."""
+    items = [_filled(inputs[f"{DATA}{i}"], inputs) for i in range(sum(1 for k in inputs if ELEMENT.fullmatch(k)))]
     return items[0] if len(items) == 1 else tuple(items)
+
+
+def _filled(v, inputs: dict):
+    if isinstance(v, Leaf):
+        return inputs[v.name]
+    if isinstance(v, dict):
+        return type(v)((k, _filled(x, inputs)) for k, x in v.items())
+    if isinstance(v, (list, tuple)) and any(isinstance(x, (Leaf, dict, list, tuple)) for x in v):
+        return type(v)(_filled(x, inputs) for x in v)
+    return v
+
+
+def unpacked(element: str, v, inputs: dict, path: str = ""):
+    """``v`` (data element ``element``) as a value without tensors: each tensor inside its dicts,
+    lists and tuples, however deep, made an input of its own (named by where it sat, into
+    ``inputs``) and left as a ``Leaf``; so each gets fresh draws, a float64 copy for the reference and
+    the mutation check, as a tensor element does. None where a tensor sits in another object."""
+    if isinstance(v, torch.Tensor):
+        name = _free(inputs, f"{element}_{path.strip('_')}")
+        inputs[name] = v
+        return Leaf(name)
+    if isinstance(v, dict):
+        got = {k: unpacked(element, x, inputs, f"{path}_{_word(k)}") for k, x in v.items()}
+        return None if any(x is None for x in got.values()) else type(v)(got)
+    if isinstance(v, (list, tuple)) and type(v) in (list, tuple):
+        got = [unpacked(element, x, inputs, f"{path}_{i}") for i, x in enumerate(v)]
+        return None if any(x is None for x in got) else type(v)(got)
+    return None if _holds_tensors(v) else v
+
+
+def _word(k) -> str:
+    return re.sub(r"\W+", "_", str(k)).strip("_") or "k"
+
+
+def _free(inputs: dict, name: str) -> str:
+    n, i = name, 1
+    while n in inputs:
+        n, i = f"{name}_{i}", i + 1
+    return n
 
 
 def _holds_tensors(v, depth: int = 0) -> bool:
@@ -183,6 +240,7 @@ class Problem:
         self.folder = Path(folder)
         self._mod = None
         self._outputs: dict[tuple, list[str]] = {}
+        self._unread_fill: dict[tuple, list[str]] = {}
 
     @property
     def mod(self):
@@ -194,18 +252,36 @@ class Problem:
         with on_the_harness_device():
             data = self.mod.generate_input(**spec, seed=seed)
         items = list(data) if isinstance(data, (tuple, list)) else [data]
-        hidden = next((i for i, v in enumerate(items) if not isinstance(v, torch.Tensor) and _holds_tensors(v)), None)
-        if hidden is not None:
-            raise ProblemError(
-                f"{self.folder / 'reference.py'}: generate_input's element {hidden} is a {type(items[hidden]).__name__} "
-                "holding tensors (kernel-opt's inputs are tensors and plain values, each an element of the data: "
-                "tensors inside another object get no fresh draw, float64 reference or mutation check)"
-            )
-        inputs = {f"{DATA}{i}": v for i, v in enumerate(items)}
+        inputs: dict = {}
+        for i, v in enumerate(items):
+            leaves: dict = {}  # its tensors, named data<i>_<where they sat>
+            got = v if isinstance(v, torch.Tensor) else unpacked(f"{DATA}{i}", v, leaves)
+            if got is None:
+                raise ProblemError(
+                    f"{self.folder / 'reference.py'}: generate_input's element {i} is a {type(v).__name__} holding "
+                    "tensors (kernel-opt takes tensors, plain values, and dicts, lists and tuples of them: tensors "
+                    "inside another object get no fresh draw, float64 reference or mutation check)"
+                )
+            inputs.update({f"{DATA}{i}": got, **leaves})
         key = repr(sorted(spec.items()))  # values may be lists
         if key not in self._outputs:
             self._outputs[key] = self._output_names(inputs)
+            self._unread_fill[key] = self._junk(inputs, self._outputs[key])
+        for k in self._unread_fill[key]:
+            inputs[k].zero_()
         return {"inputs": inputs, "outputs": self._outputs[key]}
+
+    def _junk(self, inputs: dict, outputs: list[str]) -> list[str]:
+        """The data's trailing tensor elements that are no output and that ``ref_kernel`` provably
+        never reads (vectorsum's ``torch.empty(1)`` beside the 0-d sum it returns): zeroed in every
+        draw, so a draw of one seed is the same draw (uninitialized memory made setup() "not
+        deterministic")."""
+        found = []
+        for k in reversed([k for k in inputs if ELEMENT.fullmatch(k)][1:]):
+            if k in outputs or not isinstance(inputs[k], torch.Tensor) or not self._unread(inputs, k):
+                break
+            found.append(k)
+        return found
 
     def _output_names(self, inputs: dict) -> list[str]:
         """The outputs, in the order ``ref_kernel`` returns them: an element of the data it returns
@@ -250,7 +326,7 @@ class Problem:
         if not new:
             return []
         found = []
-        for k in reversed([k for k in inputs if k.startswith(DATA)][1:]):
+        for k in reversed([k for k in inputs if ELEMENT.fullmatch(k)][1:]):
             v = inputs[k]
             if k not in names and not (any(_alike(v, t) for t in new) and self._unread(inputs, k)):
                 break
@@ -274,7 +350,7 @@ class Problem:
     def reference(self, **inputs):
         """``ref_kernel`` on the inputs packed as gpu-mode's data; what it returns (a tensor, or a
         tuple of them in the outputs' order)."""
-        return self._ref_kernel({k: v for k, v in inputs.items() if k.startswith(DATA)})
+        return self._ref_kernel({k: v for k, v in inputs.items() if k.startswith(DATA)})  # the elements and leaves
 
     def _ref_kernel(self, inputs: dict):
         """``ref_kernel`` on the packed data; the "cuda" tensors it makes itself (a model's weights,

@@ -25,6 +25,7 @@ import yaml
 
 from kopt.formats import staged
 from kopt.formats.gpumode import Problem, ProblemError, load_reference, tolerances
+from kopt.formats.gpumode_hardware import unjudgeable
 
 REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
 holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
@@ -191,9 +192,12 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         raise ProblemError(f"{task_yml}: not a readable task.yml ({type(e).__name__})") from None
     if not isinstance(task, dict):
         raise ProblemError(f"{task_yml}: not a readable task.yml (not a mapping)")
-    configs, small = _specs(task, "benchmarks", task_yml), _specs(task, "tests", task_yml)
     files = _files(task, folder)
     submission = folder / "submission.py"
+    needs = unjudgeable(folder, task, [*files.values(), submission])
+    if needs:
+        raise ProblemError(needs)
+    configs, small = _specs(task, "benchmarks", task_yml), _specs(task, "tests", task_yml)
     if not submission.is_file():
         raise ProblemError(f"{submission}: missing (v0 is the problem's own submission)")
     tols, how = tolerances(files["reference.py"], files.get("utils.py", folder / "utils.py"))

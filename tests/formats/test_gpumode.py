@@ -361,19 +361,38 @@ def test_what_ref_kernel_returns_that_cannot_be_mapped_is_one_line_naming_the_us
     assert not (tmp_path / "ws").exists() and not list(tmp_path.glob(".ws*"))
 
 
-def test_tensors_inside_another_element_of_the_data_are_one_line(tmp_path, capsys):
-    """bioml/trimul's and amd/moe's shape: the weights in a dict beside the input, which kopt could
-    neither draw afresh, nor make float64 for the reference, nor check for mutation."""
-    data = "a, {'w': b}, {'dim': 8}"
-    src = _problem(
-        tmp_path, INPUT.format(returns=data) + "def ref_kernel(data):\n    return data[0] @ data[1]['w']\n", STUB
+def test_tensors_inside_dicts_lists_and_tuples_are_inputs_of_their_own(tmp_path, run_params, capsys):
+    """bioml/trimul's shape (issue 43): the weights in a dict beside the input, and here a list in a
+    tuple too. Each tensor is an input of its own (a fresh draw, float64 for the reference, the
+    mutation check), the data packed again around them; the submission passes, one that writes a
+    weight is caught, and a tensor inside another object is still one line."""
+    data = "a, {'w': b, 'more': (1, [b * 2])}, {'dim': 8}"
+    ref = "def ref_kernel(data):\n    a, w, cfg = data\n    return a @ w['w'] + w['more'][1][0] * cfg['dim']\n"
+    check = (
+        "\n\nfrom utils import make_match_reference  # noqa: E402\n\n"
+        "check_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)\n"
     )
-    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 2
+    src = _problem(tmp_path, INPUT.format(returns=data) + ref + check, ref.replace("ref_kernel", "custom_kernel"))
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    with torch.device("cpu"):
+        got = Problem(ws / "problem").setup(5, n=8)
+    assert {"data1_w", "data1_more_1_0"} <= set(got["inputs"]) and got["inputs"]["data1"]["more"][0] == 1
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
+    writes = ref.replace("ref_kernel", "custom_kernel").replace("    a, w", "    data[1]['w'].add_(1)\n    a, w")
+    (ws / "kernels" / "v1.py").write_text(writes)
+    corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "v1")
+    assert corr["status"] != "pass" and "data1_w" in corr["error"], corr["error"]
+    other = "a, __import__('types').SimpleNamespace(w=b), 8"
+    (tmp_path / "o").mkdir()
+    src = _problem(tmp_path / "o", INPUT.format(returns=other) + "def ref_kernel(data):\n    return data[0]\n", STUB)
+    assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 2
     err = capsys.readouterr().err.strip()
     assert (
-        err.count("\n") == 0 and f"{src / 'reference.py'}: generate_input's element 1 is a dict holding tensors" in err
+        err.count("\n") == 0
+        and f"{src / 'reference.py'}: generate_input's element 1 is a SimpleNamespace holding" in err
     )
-    assert not (tmp_path / "ws").exists()
 
 
 @pytest.mark.parametrize(
@@ -396,3 +415,53 @@ def test_a_submission_or_tolerance_that_cannot_be_mapped_is_one_line(tmp_path, c
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and words in err, err
     assert not (tmp_path / "ws").exists()
+
+
+@pytest.mark.parametrize(
+    "name, listing, task_extra, submission, words",
+    [
+        ("ag_py", "gpus: [MI300x8]", "", STUB, "a multi-GPU problem (its competition ran it on MI300x8)"),
+        ("ag_py", "gpus: [B200]", "multi_gpu: true\n", STUB, "a multi-GPU problem (its competition ran it on B200)"),
+        (
+            "mm_py",
+            "gpus: [MI300]",
+            "",
+            "import kopt_no_such_module\n" + STUB,
+            "its files import kopt_no_such_module, not installed here (pip install kopt_no_such_module); it needs "
+            "an AMD Instinct GPU with ROCm (MI300)",
+        ),
+        ("nvfp4_gemv", "gpus: [NVIDIA]", "", STUB, "an FP4 problem: it needs FP4 tensor cores (NVIDIA Blackwell"),
+    ],
+)
+def test_a_problem_this_machine_cannot_judge_is_one_line_naming_its_hardware(
+    tmp_path, capsys, name, listing, task_extra, submission, words
+):
+    """Issue 43: multi-GPU, AMD-only and FP4 problems of reference-kernels, named from their
+    competition's listing (problems/<competition>.yaml) and their task.yml; on a machine without
+    FP4 tensor cores (CI's CPU) an FP4 problem is refused whatever it imports."""
+    comp = tmp_path / "comp"
+    comp.mkdir()
+    src = _problem(comp, MATMUL, submission, name=name)
+    (tmp_path / "comp.yaml").write_text(f"problems:\n  - directory: comp/{name}\n    {listing}\n")
+    (src / "task.yml").write_text(task_extra + (src / "task.yml").read_text())
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and words in err, err
+    assert not (tmp_path / "ws").exists()
+
+
+def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path, run_params):
+    """pmpp_v2/vectorsum's shape: a torch.empty(1) after the input that ref_kernel never reads (it
+    returns a new 0-d sum): its uninitialized bytes made setup() "not deterministic"; now zeroed."""
+    data = "a, torch.rand(1, device='cuda')"  # unseeded: junk as uninitialized memory is
+    check = "\n\nfrom utils import make_match_reference  # noqa: E402\n\ncheck_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)\n"
+    ref = "def ref_kernel(data):\n    return data[0].sum()\n"
+    src = _problem(tmp_path, INPUT.format(returns=data) + ref + check, ref.replace("ref_kernel", "custom_kernel"))
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    with torch.device("cpu"):
+        p = Problem(ws / "problem")
+        one, two = p.setup(3, n=8), p.setup(3, n=8)
+    assert one["outputs"] == ["out"] and not one["inputs"]["data1"].any() and not two["inputs"]["data1"].any()
+    corr, _, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
+    assert corr["status"] == "pass", corr.get("error")
