@@ -47,8 +47,10 @@ target_class: all
 """
 
 
-def _specs(task: dict, key: str, source: Path) -> list[dict]:
-    """task.yml's ``key`` specs without their seeds, each once (seeds were all that told some apart)."""
+def _specs(task: dict, key: str, source: Path, defaults: dict) -> list[dict]:
+    """task.yml's ``key`` specs without their seeds, each once (seeds were all that told some apart);
+    an argument some specs leave out takes generate_input's default there (linalg's ``case``), so
+    every config has the same columns."""
     specs = []
     for s in task.get(key) or []:
         spec = {k: v for k, v in (s or {}).items() if k != "seed"} if isinstance(s, dict) else None
@@ -56,12 +58,37 @@ def _specs(task: dict, key: str, source: Path) -> list[dict]:
             specs.append(spec)
     if not specs or not all(specs):
         raise ProblemError(f"{source}: no {key} (each a spec of generate_input's arguments and a seed)")
-    if len({tuple(sp) for sp in specs}) > 1:
-        raise ProblemError(f"{source}: its {key} name different arguments; kernel-opt's configs share their columns")
+    names = list(dict.fromkeys(k for sp in specs for k in sp))
+    specs = [{k: sp[k] if k in sp else defaults.get(k, sp.get(k)) for k in names} for sp in specs]
+    if any(v is None for sp in specs for v in sp.values()):
+        raise ProblemError(
+            f"{source}: its {key} name different arguments, and generate_input has no default for those some leave "
+            "out; kernel-opt's configs share their columns"
+        )
     bad = [k for k, v in specs[0].items() if not isinstance(v, (int, float, str, bool))]
     if bad:
         raise ProblemError(f"{source}: {key} argument {bad[0]!r} is not a number or a word (a config's column)")
     return specs
+
+
+def _generate_input_defaults(reference_py: Path) -> dict:
+    """generate_input's arguments that have a literal default, read from its source."""
+    try:
+        tree = ast.parse(reference_py.read_text())
+    except (OSError, SyntaxError):
+        return {}  # said where the file is loaded
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "generate_input"), None)
+    if fn is None:
+        return {}
+    args = fn.args.args[len(fn.args.args) - len(fn.args.defaults) :]
+    pairs = [*zip(args, fn.args.defaults, strict=True), *zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)]
+    out = {}
+    for a, d in pairs:
+        try:
+            out[a.arg] = ast.literal_eval(d) if d is not None else None
+        except ValueError:
+            continue
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
@@ -197,7 +224,8 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
     needs = unjudgeable(folder, task, [*files.values(), submission])
     if needs:
         raise ProblemError(needs)
-    configs, small = _specs(task, "benchmarks", task_yml), _specs(task, "tests", task_yml)
+    defaults = _generate_input_defaults(files["reference.py"])
+    configs, small = _specs(task, "benchmarks", task_yml, defaults), _specs(task, "tests", task_yml, defaults)
     if not submission.is_file():
         raise ProblemError(f"{submission}: missing (v0 is the problem's own submission)")
     tols, how = tolerances(files["reference.py"], files.get("utils.py", folder / "utils.py"))

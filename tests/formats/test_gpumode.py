@@ -465,3 +465,23 @@ def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path
     assert one["outputs"] == ["out"] and not one["inputs"]["data1"].any() and not two["inputs"]["data1"].any()
     corr, _, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
     assert corr["status"] == "pass", corr.get("error")
+
+
+def test_an_argument_some_specs_leave_out_takes_generate_inputs_default(tmp_path, capsys):
+    """linalg's shape (qr, eigh, cholesky): a few tests add ``case`` to the arguments the others
+    leave at its default; every config gets the column, the default where it was left out."""
+    ref = MATMUL.replace(
+        "def generate_input(n: int, seed: int):", "def generate_input(n: int, seed: int, scale: int = 1):"
+    )
+    src = _problem(tmp_path, ref, STUB)
+    (src / "task.yml").write_text(
+        (src / "task.yml")
+        .read_text()
+        .replace("tests: [{n: 8, seed: 1}]", "tests: [{n: 8, seed: 1}, {n: 8, scale: 2, seed: 2}]")
+    )
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    doc = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())
+    assert doc["cpu_configs"] == [{"n": 8, "scale": 1}, {"n": 8, "scale": 2}] and doc["configs"] == [{"n": 16}]
+    (src / "task.yml").write_text((src / "task.yml").read_text().replace("scale: 2", "other: 2"))
+    assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 2
+    assert "generate_input has no default for those some leave out" in capsys.readouterr().err
