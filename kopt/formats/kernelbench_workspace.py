@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import time
 from pathlib import Path
 
 import torch
@@ -65,14 +66,24 @@ def run_kernel(**inputs):
 '''
 
 
+SLOW_META_S = 1.0  # a forward on the meta device slower than this is not run again while sizing
+
+
 def _probe(problem: Problem, sizes: dict) -> dict:
     """``problem.setup`` at ``sizes`` on the meta device (no memory, the forward checked there), or
-    where its Model cannot be built or run there (an ``__init__`` that reads a value: SwinMLP's
-    ``.item()``; the LSTM) its inputs and weights built on the CPU, no forward: at the file's own
-    sizes the LSTM's forward took 8 s a probe on the CPU; ``cpu_sizes`` runs the one it settles on."""
-    try:
+    where its Model cannot be built there (an ``__init__`` that reads a value: SwinMLP's ``.item()``)
+    its inputs and weights built on the CPU, no forward. Where the first forward on meta took over
+    SLOW_META_S (the LSTM's, 8-19 s at the file's sizes: its steps one by one), later probes build
+    the inputs and weights on meta without it; ``cpu_sizes`` runs the sizes it settles on."""
+    if getattr(problem, "slow_meta", False):
         with torch.device("meta"):
-            return problem.setup(0, **sizes)
+            return {"inputs": problem.inputs(0, **sizes)}
+    try:
+        t0 = time.perf_counter()
+        with torch.device("meta"):
+            got = problem.setup(0, **sizes)
+        problem.slow_meta = time.perf_counter() - t0 > SLOW_META_S
+        return got
     except ProblemError:
         raise
     except Exception:  # noqa: BLE001 - tried again for real, where a failure is the Model's own
