@@ -366,8 +366,9 @@ def test_tensors_inside_dicts_lists_and_tuples_are_inputs_of_their_own(tmp_path,
     tuple too. Each tensor is an input of its own (a fresh draw, float64 for the reference, the
     mutation check), the data packed again around them; the submission passes, one that writes a
     weight is caught, and a tensor inside another object is still one line."""
-    data = "a, {'w': b, 'more': (1, [b * 2])}, {'dim': 8}"
-    ref = "def ref_kernel(data):\n    a, w, cfg = data\n    return a @ w['w'] + w['more'][1][0] * cfg['dim']\n"
+    # 'g' drawn from torch's own generator, as trimul draws its weights: seeded by kopt with the seed
+    data = "a, {'w': b, 'more': (1, [b * 2]), 'g': torch.randn(n, device='cuda')}, {'dim': 8}"
+    ref = "def ref_kernel(data):\n    a, w, cfg = data\n    return a @ w['w'] + w['more'][1][0] * cfg['dim'] + w['g']\n"
     check = (
         "\n\nfrom utils import make_match_reference  # noqa: E402\n\n"
         "check_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)\n"
