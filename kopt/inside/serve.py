@@ -30,6 +30,7 @@ class Session:
         self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
         self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
         self.seq, self.spin = 0, False
+        self.batch_events = None  # the bound's interprocess events on a GPU (``_prep``)
 
     def reply(self, **msg) -> None:
         send_json(self.sock, {**msg, "seq": self.seq})
@@ -134,7 +135,7 @@ class Session:
         from kopt.measure.device import paused_gc
 
         calls = [self._args(j, sc) for j, sc in zip(msg["sets"], msg["scalars"], strict=True)]
-        events = getattr(self, "batch_events", None) if self.device == "cuda" else None
+        events = self.batch_events if self.device == "cuda" else None
         with paused_gc():
             if events:  # the judge's placing first, on the GPU: no host hand-over under its clock
                 events.wait_for_placed()
@@ -294,7 +295,7 @@ def _prep(s: Session, msg: dict) -> dict:
         return {"ok": True}
     from kopt.inside.calls import BatchEvents
 
-    if getattr(s, "batch_events", None) is None or s.batch_events.placed_handle != msg["placed"]:
+    if s.batch_events is None or s.batch_events.placed_handle != msg["placed"]:
         s.batch_events = BatchEvents(msg["placed"])
     return {"ok": True, "done": s.batch_events.done_handle.hex()}  # the answer is JSON
 
