@@ -37,8 +37,9 @@ def _tree(results: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, softmax_graph):
     slurm = copy_project(tmp_path_factory.mktemp("slurm"))  # profiles/ with it (slurm and the workflow's default)
-    # squeue polled a second after each submission, not the profile's 5 s (its interval then grows
-    # by 10 s a poll that sees no job end: most of this test's time was waiting for polls)
+    # squeue polled a second after each submission, not the profile's 5 s (the plugin then adds
+    # 10 s a poll that sees no job end); alone this run took 2m02 (12-17 s a level of the graph),
+    # in CI 205 s
     p = _run(slurm, "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "1")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     local = softmax_graph("v1")  # TARGET run locally: this test run's shared build (tests/conftest.py), read only
