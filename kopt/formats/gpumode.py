@@ -175,7 +175,7 @@ def unpacked(element: str, v, inputs: dict, path: str = ""):
     if isinstance(v, dict):
         got = {k: unpacked(element, x, inputs, f"{path}_{_word(k)}") for k, x in v.items()}
         return None if any(x is None for x in got.values()) else type(v)(got)
-    if isinstance(v, (list, tuple)) and type(v) in (list, tuple):
+    if type(v) in (list, tuple):  # not a namedtuple, whose fields another object's attributes are
         got = [unpacked(element, x, inputs, f"{path}_{i}") for i, x in enumerate(v)]
         return None if any(x is None for x in got) else type(v)(got)
     return None if _holds_tensors(v) else v
@@ -241,6 +241,7 @@ class Problem:
         self._mod = None
         self._outputs: dict[tuple, list[str]] = {}
         self._unread_fill: dict[tuple, list[str]] = {}
+        self._read: dict[str, bool] = {}
 
     @property
     def mod(self):
@@ -268,6 +269,7 @@ class Problem:
             inputs.update({f"{DATA}{i}": got, **leaves})
         key = repr(sorted(spec.items()))  # values may be lists
         if key not in self._outputs:
+            self._read = {}  # _unread's answers for this spec: _output_names and _junk ask of the same elements
             self._outputs[key] = self._output_names(inputs)
             self._unread_fill[key] = self._junk(inputs, self._outputs[key])
         for k in self._unread_fill[key]:
@@ -337,6 +339,11 @@ class Problem:
         return found
 
     def _unread(self, inputs: dict, name: str) -> bool:
+        if name not in self._read:
+            self._read[name] = self._never_reads(inputs, name)
+        return self._read[name]
+
+    def _never_reads(self, inputs: dict, name: str) -> bool:
         """``ref_kernel``'s result is the same, bit for bit, with data element ``name`` filled with 0
         and with NaN (integers: their largest value; booleans: True): it never reads it."""
         results = []

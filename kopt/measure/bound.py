@@ -188,7 +188,7 @@ class GpuOrder:
     @classmethod
     def of(cls, trial: Trial) -> GpuOrder:
         """The events of the trial's kernel process, made once for it."""
-        if getattr(trial.proc, "gpu_order", None) is None:
+        if trial.proc.gpu_order is None:
             trial.proc.gpu_order = cls()
         return trial.proc.gpu_order
 
