@@ -107,6 +107,8 @@ class Candidate:
     interpreter: bool = False  # the Triton interpreter's timings: every class a tie (they decide nothing)
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
     gpu_se: dict[str, float] = field(default_factory=dict)  # config key -> gpu_us's standard error (ncu's calls)
+    gpu_n: dict[str, float] = field(default_factory=dict)  # config key -> the calls behind gpu_se
+    machine: str | None = None  # the GPU and machine start that clocked it (kopt.measure.environment.machine)
     launches: dict[str, float] = field(default_factory=dict)  # config key -> launches per call (ncu's record)
     # what bounds unseen work and says where it went (bench.csv's columns bound_us, bound_se_us, bound_host_us,
     # clock_cpu_us, clock_wall_us): column -> config key -> value
@@ -130,6 +132,10 @@ class Params:
     # asks, so an honest gain needs room beyond it (module docstring; docs/threat_model.md)
     bound_share: float = 0.4
     max_consecutive_regressions: int = 5
+    # the threshold (%) where the best was clocked on another GPU or machine start than the candidate:
+    # one identical softmax read up to 2.8% apart on Nsight Compute between five H100 machine starts, 0.1-1.7%
+    # between runs of one (docs/runs/h100-bound/fresh-12..16; _across_machines)
+    machine_spread_pct: float = 3.0
     # a sub-noise change counts toward "twice in a row" only from this size on (the measured
     # rerun spread): without it +0.01% then +0.02% would make a regression
     trend_floor_pct: float = 0.0
@@ -448,20 +454,31 @@ def _class_row(
     best_us = geomean(best["medians"][k] for k in keys)
     best_gpu_us = geomean(best_gpu[k] for k in keys) if use_gpu else None
     if use_gpu:
-        noise, se_pct = class_noise(params, keys, best_gpu, best.get("gpu_se") or {}, cand.gpu_us, cand.gpu_se)
+        noise, se_pct = class_noise(
+            params, keys, best_gpu, best.get("gpu_se") or {}, cand.gpu_us, cand.gpu_se, best.get("gpu_n"), cand.gpu_n
+        )
+        noise, machine = _across_machines(noise, best, cand, params)
     else:
         noise, se_pct = class_noise(params, keys, best["medians"], {}, cand.medians, {})
+        machine = None
     # a sub-noise direction counts toward twice in a row from half the standard errors the threshold allows
     trend = max(params.trend_floor_pct, params.noise_se_z / 2 * (se_pct or 0.0))
     params = replace(params, noise_pct=noise, trend_floor_pct=trend)
     verdict, note, small = _noise_verdict(delta, last_dir, params)
+    if machine and verdict == "tie":
+        note = "; ".join(filter(None, [note, machine["note"]]))
     clocks, unseen, pooled = None, [], None
     if use_gpu:
         clocks, verdict, note, small = _both_clocks(verdict, note, small, script_delta, gpu_delta, params)
-        unseen = unseen_work(keys, cand, best, params) if verdict == "improved" else []
-        worst, pooled = _worst(unseen, params.noise_se_z)
-        if worst != "ok":
-            verdict, note, small = worst, _unseen_note(worst, unseen, pooled), None
+        unseen = unseen_work(keys, cand, best, params) if clocks["gpu_time"] == "improved" else []
+        if verdict == "disputed":  # the GPU time fell, the events rose: where the fall went, per config
+            note += "".join(
+                f"; {r['key']}: where: {_where(r['key'], cand, best, r['unseen_delta_us'])}" for r in unseen
+            )
+        else:
+            worst, pooled = _worst(unseen, params.noise_se_z)
+            if worst != "ok":
+                verdict, note, small = worst, _unseen_note(worst, unseen, pooled), None
     if cand.interpreter:  # the interpreter's timings: nothing is kept, split or regressed on them
         verdict, note, small = "tie", "the Triton interpreter's timings decide nothing: a tie", None
     disagreement = _disagreement(keys, cand, script_delta, gpu_delta, params)
@@ -480,6 +497,7 @@ def _class_row(
         "delta_pct": delta,
         "noise_pct": params.noise_pct,  # this class's threshold (noise_pct, noise_floor_us of its time, or se_pct's z)
         "se_pct": se_pct,  # the delta's standard error on Nsight Compute's clock (%; None: not measured)
+        "machine": machine,  # the best clocked on another GPU or machine start: its threshold (_across_machines)
         "clocks": clocks,
         "verdict": verdict,
         "unseen": unseen if use_gpu else None,  # the bound per config (unseen_work), where the GPU time improved
@@ -666,17 +684,62 @@ def _disagreement(
 
 
 def class_noise(
-    params: Params, keys: list[str], a: dict, a_se: dict, b: dict, b_se: dict
+    params: Params, keys: list[str], a: dict, a_se: dict, b: dict, b_se: dict, a_n=None, b_n=None
 ) -> tuple[float, float | None]:
     """A class's noise threshold (%) for times ``b`` against ``a`` (per config, on one clock), and
     its delta's standard error (class_se_pct): ``noise_pct``; or ``noise_floor_us`` of a's time per
     call when that is more (a short launch); or ``noise_se_z`` standard errors when that is more
-    still (a clock that resolves less on this kernel than the rule asks). The fold's and a rerun's
-    (kopt.loop.rerun)."""
+    still (a clock that resolves less on this kernel than the rule asks), as Student's t at the same
+    confidence where the calls behind the errors are known (``a_n``, ``b_n``: config -> calls; an
+    error from 8 calls is itself uncertain). The fold's and a rerun's (kopt.loop.rerun)."""
     se_pct = class_se_pct(keys, a, a_se, b, b_se)
     a_us = geomean(a[k] for k in keys)
     floor = 100.0 * params.noise_floor_us / a_us if a_us > 0 else 0.0
-    return max(params.noise_pct, floor, params.noise_se_z * (se_pct or 0.0)), se_pct
+    z = se_multiple(params.noise_se_z, welch_df(keys, a, a_se, a_n or {}, b, b_se, b_n or {}))
+    return max(params.noise_pct, floor, z * (se_pct or 0.0)), se_pct
+
+
+def _across_machines(noise: float, best: dict, cand: Candidate, params: Params) -> tuple[float, dict | None]:
+    """The class's threshold when the best was clocked on another GPU or machine start than the
+    candidate (both recorded): at least ``machine_spread_pct``, what one kernel read apart between
+    machine starts; and the record of it (None on one machine)."""
+    theirs, mine = best.get("machine"), cand.machine
+    if not theirs or not mine or theirs == mine:
+        return noise, None
+    wider = max(noise, params.machine_spread_pct)
+    return wider, {
+        "best": theirs,
+        "candidate": mine,
+        "note": f"the best ({best['version']}) was clocked on another GPU or machine start: within {wider:.2g}% "
+        f"a tie; measure it again beside this one to resolve less (snakemake -R results/{best['version']}/bench.csv)",
+    }
+
+
+def welch_df(keys: list[str], a: dict, a_se: dict, a_n: dict, b: dict, b_se: dict, b_n: dict) -> float | None:
+    """The degrees of freedom of a class's delta (Welch-Satterthwaite over its configs' relative
+    variances, each from its calls less one); None unless every config of both sides has an error
+    and at least two calls."""
+    terms = []
+    for t, se, n in ((a, a_se, a_n), (b, b_se, b_n)):
+        for k in keys:
+            if k not in se or not t.get(k) or (n.get(k) or 0) < 2:
+                return None
+            terms.append(((se[k] / t[k]) ** 2, n[k] - 1))
+    den = sum(v * v / d for v, d in terms)
+    return sum(v for v, _ in terms) ** 2 / den if den > 0 else None
+
+
+def se_multiple(z: float, df: float | None) -> float:
+    """``z`` standard errors as Student's t at the same one-sided confidence for ``df`` degrees of
+    freedom (``z`` itself without them). On the H100 an honest 48 µs softmax read 47.64-48.43 µs on
+    Nsight Compute in 16 processes of 8 calls (standard errors 0.17 µs on average, their spread
+    0.23): three errors called 8 of the 240 ordered pairs "improved", t at Welch's degrees of freedom 2
+    (docs/runs/h100-bound/session10/clock_drift_16.txt)."""
+    if df is None:
+        return z
+    from scipy import stats
+
+    return float(stats.t.ppf(stats.norm.cdf(z), df))
 
 
 def class_se_pct(keys: list[str], a: dict, a_se: dict, b: dict, b_se: dict) -> float | None:
@@ -850,6 +913,8 @@ def _best_of(c: Candidate, before: dict | None = None) -> dict:
         "gpu_us": dict(c.gpu_us),
         "clock": c.clock,
         "gpu_se": dict(c.gpu_se),
+        "gpu_n": dict(c.gpu_n),
+        "machine": c.machine,
         "launches": dict(c.launches),
         "bound": {col: dict(v) for col, v in c.bound.items()},
         "target_reached": dict(c.target_reached) if c.target_reached is not None else None,

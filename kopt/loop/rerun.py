@@ -68,18 +68,23 @@ def class_deltas(a: pd.DataFrame, b: pd.DataFrame, params: Params) -> list[dict]
             continue
         col_a, col_b = gpu_column(a.loc[keys]), gpu_column(b.loc[keys])
         col = col_a if col_a and col_a == col_b else "median_us"
-        (ta, sa), (tb, sb) = _times(a, col, keys), _times(b, col, keys)
+        (ta, sa, na), (tb, sb, nb) = _times(a, col, keys), _times(b, col, keys)
         delta = (geomean(tb[k] / ta[k] for k in keys) - 1) * 100
-        noise, _ = class_noise(params, keys, ta, sa, tb, sb)
+        noise, _ = class_noise(params, keys, ta, sa, tb, sb, na, nb)
         verdict = "same" if abs(delta) < noise else ("faster" if delta < 0 else "slower")
         out.append({"class": cls, "basis": col, "configs": len(keys), "delta_pct": round(delta, 3), "verdict": verdict})
     return out
 
 
-def _times(df: pd.DataFrame, col: str, keys: list[str]) -> tuple[dict, dict]:
-    """One run's times on ``col`` per config and, on Nsight Compute's, their standard errors (gpu_se_us, where recorded)."""
-    se = df["gpu_se_us"] if col == "gpu_us" and "gpu_se_us" in df else pd.Series(dtype=float)
-    return {k: float(df.loc[k, col]) for k in keys}, {k: float(se[k]) for k in keys if k in se and pd.notna(se[k])}
+def _times(df: pd.DataFrame, col: str, keys: list[str]) -> tuple[dict, dict, dict]:
+    """One run's times on ``col`` per config and, on Nsight Compute's, their standard errors and the
+    calls behind them (gpu_se_us, gpu_calls, where recorded)."""
+
+    def known(name: str) -> dict:
+        s = df[name] if col == "gpu_us" and name in df else pd.Series(dtype=float)
+        return {k: float(s[k]) for k in keys if k in s and pd.notna(s[k])}
+
+    return {k: float(df.loc[k, col]) for k in keys}, known("gpu_se_us"), known("gpu_calls")
 
 
 def timing_status_differences(a: pd.DataFrame, b: pd.DataFrame) -> list[dict]:

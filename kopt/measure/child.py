@@ -226,6 +226,7 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
             clock=oc.CLOCK_NAME, gpu_us=got["gpu_us"], gpu_se_us=got["gpu_se_us"], gpu_launches=got["gpu_launches"]
         )
         rec.update(clock_wall_us=got["wall_us"], clock_cpu_us=got["cpu_us"], clock_calls=got["calls"])
+        rec["gpu_calls"] = len(got["calls"])
         if not baseline:
             oc.second_clocks(rec, got)
 

@@ -42,10 +42,23 @@ def environment(device: str) -> dict:
             hip=getattr(torch.version, "hip", None),
             driver=(smi_now or {}).get("driver_version"),
             clocks_sm_mhz=", ".join(smi_now[k] for k in ("clocks.sm", "clocks.max.sm")) if smi_now else None,
+            machine=machine(p),
         )
     else:
         env.update(gpu=None, cpu=platform.processor() or platform.machine(), note="Triton interpreter on CPU")
     return env
+
+
+def machine(props) -> str | None:
+    """The GPU and machine start that clock a version: the GPU's UUID and the kernel's boot id. One
+    kernel's Nsight Compute time moved by up to 2.8% between H100 machine starts (kopt.loop.decide:
+    machine_spread_pct), so the fold compares across them with a wider threshold."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot = platform.node()
+    uuid = getattr(props, "uuid", None)
+    return f"GPU-{uuid} boot {boot}" if uuid is not None else None
 
 
 def tool_version(exe: str) -> str | None:

@@ -61,6 +61,7 @@ def candidate(
         else None,
         evidence=bool(evidence),
         interpreter=bool(len(df) and (df["method"].astype(str) == "cpu-interpreter").any()),
+        machine=((corr.get("provenance") or {}).get("env") or {}).get("machine") if ok else None,
     )
 
 

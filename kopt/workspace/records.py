@@ -131,6 +131,7 @@ class BenchRow(Open):
     gpu_us: float | None = None  # Nsight Compute: every launch of the config's own process, over its calls
     gpu_se_us: float | None = None  # its standard error: the calls' spread over sqrt(calls) (None: calls unequal)
     gpu_launches: float | None = None  # kernel launches per call under Nsight Compute
+    gpu_calls: float | None = None  # the calls behind gpu_se_us (the noise rule's degrees of freedom)
     wall_us: float | None = None  # the judge's own clock around each timed call's order and answer (median)
     # the bound on work Nsight Compute does not see (kopt.measure.bound): the judge's clock per call around
     # batches of back-to-back calls in the timing process, its standard error, the calls per batch
@@ -174,7 +175,7 @@ def gpu_times(df: pd.DataFrame) -> dict:
     cols = ("bound_us", "bound_se_us", "bound_calls", "bound_host_us", "clock_cpu_us", "clock_wall_us")
     bound = {c: _column(df, c) for c in cols}
     if len(df) and "clock" in df and (df["clock"] == "judge").all():
-        return {"gpu_us": {}, "clock": "judge", "gpu_se": {}, "launches": {}, "bound": bound}
+        return {"gpu_us": {}, "clock": "judge", "gpu_se": {}, "gpu_n": {}, "launches": {}, "bound": bound}
     col = gpu_column(df)
     gpu = {r.config_key: float(getattr(r, col)) for r in df.itertuples()} if col else {}
     if not col and "profiler_us" in df:  # where torch.profiler gave a time: the fold uses it per class
@@ -186,6 +187,7 @@ def gpu_times(df: pd.DataFrame) -> dict:
         "gpu_us": gpu,
         "clock": "ncu" if ncu else "in-process",
         "gpu_se": _column(df, "gpu_se_us") if ncu else {},
+        "gpu_n": _column(df, "gpu_calls") if ncu else {},
         "launches": _column(df, "gpu_launches") if ncu else {},
         "bound": bound,
     }

@@ -33,6 +33,7 @@ def from_config(config: dict, *, gpu: str, kernel_type: str, command: str) -> di
                 "noise_pct",
                 "noise_floor_us",
                 "noise_se_z",
+                "machine_spread_pct",
                 "bound_share",
                 "trend_floor_pct",
                 "max_consecutive_regressions",

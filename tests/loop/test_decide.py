@@ -189,6 +189,20 @@ def clocked(v, script, gpu, override=None):
     return Candidate(v, "ok", medians={"a1": script}, class_of={"a1": "A"}, gpu_us={"a1": gpu}, override=override)
 
 
+def test_a_version_the_two_clocks_dispute_still_says_where_the_time_went():
+    """H100, session 10: copies standing in for 5% of the work made the events slower while Nsight
+    Compute's time fell, so the clocks disputed it before the bound was read, and no line said
+    where: each config's where is given with the dispute."""
+    best, cheat = outside("v0", 100.0, 500.0, cpu=9000), outside("v1", 94.0, 510.0, cpu=9100)
+    cheat.medians = {"a1": 108.0}
+    row = fold([best, cheat], P)[0][1]["per_class"][0]
+    assert row["verdict"] == "disputed" and row["note"].startswith("disputed: the GPU time says -6.00%")
+    assert "a1: where: copies, memsets or another GPU context" in row["note"], row["note"]
+    host = outside("v1", 94.0, 510.0, cpu=60000)
+    host.medians = {"a1": 108.0}
+    assert "a1: where: the host" in fold([best, host], P)[0][1]["per_class"][0]["note"]
+
+
 @pytest.mark.parametrize(
     "script, gpu, verdict, decision, reason",
     [
@@ -656,6 +670,49 @@ def test_a_copy_read_apart_by_more_than_the_rule_is_a_tie_within_its_standard_er
     row = fold([_timed("v0", 47.99, None), _timed("v1", 47.18, 0.25)], p)[0][1]["per_class"][0]
     assert row["unseen"][0]["se_us"] == pytest.approx(0.25, abs=0.001) and row["unseen"][0]["verdict"] == "ok"
     assert fold([_timed("v0", 47.99, 0.25), _timed("v1", 44.0, 0.25)], p)[0][1]["decision"] == "keep"  # -8.3%
+
+
+def test_errors_from_few_calls_widen_the_threshold_as_students_t():
+    """H100, session 10: an identical copy of a 48 us softmax read 47.084 us (error 0.170, 8 calls)
+    against 47.696 (0.095, 8 calls), -1.28%: three plain errors (1.25%) kept it; t at Welch's 11
+    degrees of freedom (1.6%) calls it a tie. A real 3% gain is still kept, and errors from many
+    calls leave the threshold at three errors."""
+    v0, v1 = _timed("v0", 47.696, 0.095427), _timed("v1", 47.084, 0.170398)
+    assert fold([v0, v1], dec.Params())[0][1]["decision"] == "keep"  # the calls unknown: three errors
+    v0.gpu_n, v1.gpu_n = {"a1": 8}, {"a1": 8}
+    row = fold([v0, v1], dec.Params())[0][1]["per_class"][0]
+    assert row["verdict"] == "tie" and row["noise_pct"] > 1.5 and row["noise_pct"] > 3.5 * row["se_pct"], row
+    faster = _timed("v2", 47.696 * 0.97, 0.170398)
+    faster.gpu_n = {"a1": 8}
+    assert fold([v0, faster], dec.Params())[0][1]["decision"] == "keep"
+    many = {"a1": 10_000}
+    assert dec.class_noise(dec.Params(), ["a1"], {"a1": 50.0}, {"a1": 0.5}, {"a1": 50.0}, {"a1": 0.5}, many, many)[
+        0
+    ] == pytest.approx(3 * 100 * (2 * 0.01**2) ** 0.5, rel=1e-3)
+
+
+def test_a_best_clocked_on_another_machine_start_is_compared_within_the_machines_spread():
+    """One softmax read up to 2.8% apart between H100 machine starts: a 2% gain against a best
+    clocked elsewhere is a tie that says so and how to resolve it; on one machine it is kept, and
+    a 5% gain is kept across machines."""
+
+    def on(machine, v, gpu):
+        c = _timed(v, gpu, 0.05)
+        c.machine = machine
+        return c
+
+    comps, _ = fold([on("GPU-a boot 1", "v0", 100.0), on("GPU-b boot 2", "v1", 98.0)], dec.Params())
+    row = comps[1]["per_class"][0]
+    assert comps[1]["reason"] == "tie" and row["noise_pct"] == 3.0 and "another GPU or machine start" in row["note"]
+    assert row["machine"]["best"] == "GPU-a boot 1" and "snakemake -R results/v0/bench.csv" in row["note"]
+    assert (
+        fold([on("GPU-a boot 1", "v0", 100.0), on("GPU-a boot 1", "v1", 98.0)], dec.Params())[0][1]["decision"]
+        == "keep"
+    )
+    assert (
+        fold([on("GPU-a boot 1", "v0", 100.0), on("GPU-b boot 2", "v1", 95.0)], dec.Params())[0][1]["decision"]
+        == "keep"
+    )
 
 
 def test_a_precise_clock_keeps_the_one_percent_rule_and_a_class_pools_its_configs_errors():

@@ -36,3 +36,16 @@ def test_interpreter_timings_are_not_evidence_and_a_gate_timeout_is_named(tmp_pa
     corr, df = _records(tmp_path, status="failed", error="gate: no idle GPU after 3600 s")
     c = candidate("v2", corr, df, {}, "k.py")
     assert c.gate_timeout and c.status == "failed"
+
+
+def test_nsight_computes_calls_and_the_machine_that_clocked_it_reach_the_fold(tmp_path):
+    """The calls behind each standard error (bench.csv's gpu_calls: the noise rule's degrees of
+    freedom) and the GPU and machine start the child recorded (correctness.json's provenance)."""
+    base = {"M": 8, "N": 256, "config_class": "N=256", "status": "ok", "method": "cuda-events", "error": None}
+    row = {**base, "config_key": "a", "median_us": 10.0, "clock": "ncu", "gpu_us": 9.5, "gpu_se_us": 0.1}
+    corr, df = _records(tmp_path, rows=[{**row, "gpu_calls": 16}])
+    doc = json.loads((tmp_path / "correctness.json").read_text())
+    doc["provenance"] = {"env": {"machine": "GPU-1234 boot ab"}}
+    (tmp_path / "correctness.json").write_text(json.dumps(doc))
+    c = candidate("v1", corr, df, {}, "k.py")
+    assert c.clock == "ncu" and c.gpu_se == {"a": 0.1} and c.gpu_n == {"a": 16.0} and c.machine == "GPU-1234 boot ab"
