@@ -88,6 +88,9 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         assert (df["median_us"] >= 0.95 * df["gpu_us"] - 2.5).all()
         per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
         assert all(len(rec["clock_calls"]) >= 8 for rec in per_config.values())
+        assert (df["gpu_calls"] >= 8).all()  # the noise rule's degrees of freedom, and the machine that clocked it
+        machine = json.loads((out / "correctness.json").read_text())["provenance"]["env"]["machine"]
+        assert machine.startswith("GPU-") and " boot " in machine
         for key, rec in per_config.items():  # the moved-work bound: the judge's batches, every call checked
             runs = sorted(b["us"] for b in rec["bound_batches"])
             row = df[df["config_key"] == key].iloc[0]
