@@ -15,4 +15,7 @@ KOPT_EXTRAS=test,cuda,slurm bash tools/install.sh
 # in collection order: xdist's default reorder (most tests first) left the end-to-end graph files of
 # one or two long tests for last, one worker running them while the other waited. The graphs that
 # several files read are built once per run (tests/conftest.py: softmax_graph).
+# Python writes bytecode here, whatever the machine's image says (PYTHONDONTWRITEBYTECODE): each of the
+# graphs' hundreds of processes otherwise compiles every kopt module it imports
+unset PYTHONDONTWRITEBYTECODE
 .venv/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=40 tests

@@ -48,10 +48,14 @@ def _warmed_up(
 def profile_class(
     ref, proc: KernelProcess, item: dict, device: str, raw_dir: Path, *, opts: dict, calls: int = 5, jit_names=()
 ) -> dict:
-    """Per-kernel GPU times of ``calls`` checked calls under torch.profiler (on the CPU: the
-    interpreter's wall time), after three warm-up calls."""
+    """Per-kernel GPU times of ``calls`` checked calls under torch.profiler, after three warm-up
+    calls. On the CPU the interpreter's wall time, which decides nothing and compiles nothing: as
+    many calls as the CPU's timing makes (bench.cpu_warmup, bench.cpu_samples)."""
     cfg, cls = item["config"], item["class"]
-    trial, lab = _warmed_up(ref, proc, item, device, opts=opts, phase="profile", max_sets=2)
+    warmup = 3 if device == "cuda" else max(1, int(opts.get("cpu_warmup", 1)))
+    if device != "cuda":
+        calls = max(1, int(opts.get("cpu_samples", calls)))
+    trial, lab = _warmed_up(ref, proc, item, device, opts=opts, phase="profile", max_sets=2, calls=warmup)
     rec = {"class": cls, "config": cfg, "key": item["key"]}
     if device == "cuda":
         name = f"torch_trace.{re_safe(cls)}.json"
