@@ -94,7 +94,7 @@ def test_an_honest_kernel_is_decided_on_nsight_computes_clock_and_a_copy_of_it_i
         for key, rec in per_config.items():  # the moved-work bound: the judge's batches, every call checked
             runs = sorted(b["us"] for b in rec["bound_batches"])
             row = df[df["config_key"] == key].iloc[0]
-            assert len(runs) >= 6 and runs[0] <= row["bound_us"] <= runs[-1]  # their median
+            assert len(runs) >= 6 and runs[0] <= row["bound_us"] <= runs[len(runs) // 2]  # the faster half's median
             assert row["bound_us"] >= row["gpu_us"], (key, row["bound_us"], row["gpu_us"])
         assert "Nsight Compute" in json.loads((out / "bench.json").read_text())["timing"]["clock"][0]
     comps = _fold(workspace, honest)
