@@ -127,7 +127,7 @@ class Params:
     # one (kopt.measure.outside_clock.standard_error): what two processes of one kernel read apart
     noise_se_z: float = 3.0
     # the unseen time a class may add, as a share of its GPU time's fall, on top of the noise threshold:
-    # one standard error of the judge's bound is 0.07-1.8 us a call on the H100, but honest faster kernels
+    # one standard error of the judge's bound is 0.03-1.8 us a call on the H100, but honest faster kernels
     # show unseen time of their own back to back (up to +139 us of a 2 ms GEMM): more than the 1% the noise rule
     # asks, so an honest gain needs room beyond it (module docstring; docs/threat_model.md)
     bound_share: float = 0.4
