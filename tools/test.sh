@@ -11,12 +11,12 @@ KOPT_EXTRAS=test,cuda,slurm bash tools/install.sh
 .venv/bin/snakefmt --check .
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-# a worker more than the cores (the graphs' tests wait a seventh of the time: on SLURM's polls, on
-# a graph another worker builds), one test file per worker at a time (a file's module fixtures are made once), the files
+# every core (a worker more than the cores took 18:59 against 18:16: the work is the CPU's), one test
+# file per worker at a time (a file's module fixtures are made once), the files
 # in collection order: xdist's default reorder (most tests first) left the end-to-end graph files of
 # one or two long tests for last, one worker running them while the other waited. The graphs that
 # several files read are built once per run (tests/conftest.py: softmax_graph).
 # Python writes bytecode here, whatever the machine's image says (PYTHONDONTWRITEBYTECODE): each of the
 # graphs' hundreds of processes otherwise compiles every kopt module it imports
 unset PYTHONDONTWRITEBYTECODE
-.venv/bin/python -m pytest -q -n "${KOPT_TEST_WORKERS:-$(($(nproc) + 1))}" --dist loadfile --no-loadscope-reorder --durations=40 tests
+.venv/bin/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder --durations=40 tests
