@@ -59,15 +59,37 @@ class Guard:
             for name, val in list(vars(mod).items()):
                 if callable(val) and not name.startswith("__"):
                     self.items.append((mod, name, val))
-        self.threads = threading.active_count()
+        self.threads = {t.ident for t in threading.enumerate()}
 
     def check(self, where: str) -> None:
         for obj, attr, val in self.items:
             if getattr(obj, attr, None) is not val:
                 owner = getattr(obj, "__name__", type(obj).__name__)
                 raise KernelFault(f"{where}: the kernel replaced {owner}.{attr}; timing and checks cannot be trusted")
-        if not self.allow_threads and threading.active_count() > self.threads:
-            names = [t.name for t in threading.enumerate()][-3:]
+        busy = [] if self.allow_threads else [t.name for t in _working(self.threads)]
+        if busy:
             raise KernelFault(
-                f"{where}: the kernel left a background thread running ({names}); work outside the call cannot be timed"
+                f"{where}: the kernel left a background thread running ({busy[-3:]}); work outside the call cannot "
+                "be timed (a thread pool's idle workers are allowed: its work must end inside the call)"
             )
+
+
+def _working(before: set) -> list[threading.Thread]:
+    """The threads started since ``before`` (their idents) that are not an idle worker of a thread
+    pool: a ``concurrent.futures`` worker waiting on its queue for work (its innermost frame is the
+    pool's ``_worker`` loop) is the pool a submission keeps between its calls (gpu-mode's
+    torch.compile submissions); one running anything else, or any other thread, is working."""
+    import sys
+
+    frames = sys._current_frames()
+    out = []
+    for t in threading.enumerate():
+        if t.ident in before or not t.is_alive():
+            continue
+        frame = frames.get(t.ident)
+        idle = frame is not None and frame.f_code.co_name == "_worker" and frame.f_code.co_filename.endswith(
+            "concurrent/futures/thread.py"
+        )
+        if not idle:
+            out.append(t)
+    return out

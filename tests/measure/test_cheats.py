@@ -125,3 +125,11 @@ def test_work_moved_to_the_host_is_disputed_not_kept(tiny, tmp_path, run_params)
     assert all(r["clocks"] == {"gpu_time": "improved", "script": "regressed"} for r in c["per_class"])
     assert "a keep needs both clocks" in c["per_class"][0]["note"]
     assert state["best"]["version"] == "v0"
+
+
+def test_a_thread_pool_the_call_waits_for_is_no_background_thread(tiny, tmp_path, run_params):
+    """gpu-mode's sort (v2): its torch.compile submission keeps a pool's worker threads between
+    calls; a kernel whose pool does its work inside the call passes, while a thread left working
+    (background_thread.py above) still fails."""
+    corr, df, _ = run_version(tiny, BAD / "thread_pool.py", run_params, tmp_path)
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr["error"], df["error"].tolist())
