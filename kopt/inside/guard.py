@@ -87,8 +87,10 @@ def _working(before: set) -> list[threading.Thread]:
         if t.ident in before or not t.is_alive():
             continue
         frame = frames.get(t.ident)
-        idle = frame is not None and frame.f_code.co_name == "_worker" and frame.f_code.co_filename.endswith(
-            "concurrent/futures/thread.py"
+        idle = (
+            frame is not None
+            and frame.f_code.co_name == "_worker"
+            and frame.f_code.co_filename.endswith("concurrent/futures/thread.py")
         )
         if not idle:
             out.append(t)
