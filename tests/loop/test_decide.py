@@ -715,6 +715,17 @@ def test_a_best_clocked_on_another_machine_start_is_compared_within_the_machines
     )
 
 
+def test_across_machines_moved_work_is_held_to_one_machines_noise():
+    """A version on another machine start moving 4% of a 5000 us call out of Nsight Compute's sight
+    (its GPU time -4%, the judge's bound unchanged): over the 3% threshold, but its unseen time
+    (+200 us) is allowed one machine's 1% (50) and 0.4 of the fall, not 3%: never kept."""
+    best, cheat = _review("v0", 5000.0, 5100.0), _review("v1", 4800.0, 5100.0)
+    best.machine, cheat.machine = "GPU-a boot 1", "GPU-b boot 2"
+    row = fold([best, cheat], P)[0][1]["per_class"][0]
+    assert row["noise_pct"] == 3.0 and row["verdict"] in ("disputed", "unresolved"), row
+    assert row["unseen"][0]["allow_us"] == pytest.approx(0.01 * 5000 + 0.4 * 200)
+
+
 def test_a_precise_clock_keeps_the_one_percent_rule_and_a_class_pools_its_configs_errors():
     """Errors of 0.05% leave the rule at 1%; a class of four configs has half one config's error."""
     comps, _ = fold([_timed("v0", 180.0, 0.09), _timed("v1", 178.0, 0.09)], dec.Params())
