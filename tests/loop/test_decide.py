@@ -726,6 +726,34 @@ def test_across_machines_moved_work_is_held_to_one_machines_noise():
     assert row["unseen"][0]["allow_us"] == pytest.approx(0.01 * 5000 + 0.4 * 200)
 
 
+def test_a_candidate_widening_its_own_errors_does_not_widen_its_unseen_allowance():
+    """An adversarial review: a 5000 us call, 20% really faster and 30% moved out of Nsight
+    Compute's sight (GPU time -50%, the judge's bound -20%), its calls made to vary by 12% (the
+    error cuts launches into calls by count). With its own errors in the allowance (about 40% of
+    the call) it was kept; held to the best's errors it is not."""
+    best, cheat = _review("v0", 5000.0, 5100.0), _review("v1", 2500.0, 4100.0)
+    best.gpu_se, cheat.gpu_se = {"a1": 10.0}, {"a1": 300.0}
+    best.gpu_n, cheat.gpu_n = {"a1": 16}, {"a1": 16}
+    comps, _ = fold([best, cheat], P)
+    row = comps[1]["per_class"][0]
+    assert comps[1]["decision"] != "keep" and row["unseen"][0]["allow_us"] < 0.011 * 5000 + 0.4 * 2500, row
+
+
+def test_across_machines_the_same_direction_twice_is_the_machines_offset_not_a_trend():
+    """Two identical copies read -2.5% against a best clocked on another machine start: the offset
+    is the machines', the same for both, so neither is kept by "twice in a row"."""
+
+    def on(machine, v, gpu):
+        c = _timed(v, gpu, 0.05)
+        c.machine = machine
+        return c
+
+    comps, _ = fold(
+        [on("GPU-a boot 1", "v0", 100.0), on("GPU-b boot 2", "v1", 97.5), on("GPU-b boot 2", "v2", 97.5)], P
+    )
+    assert [c["decision"] for c in comps] == ["baseline", "discard", "discard"], [c["reason"] for c in comps]
+
+
 def test_a_precise_clock_keeps_the_one_percent_rule_and_a_class_pools_its_configs_errors():
     """Errors of 0.05% leave the rule at 1%; a class of four configs has half one config's error."""
     comps, _ = fold([_timed("v0", 180.0, 0.09), _timed("v1", 178.0, 0.09)], dec.Params())
