@@ -324,15 +324,16 @@ def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
     k = batch_size(trial)
     lo, hi = int(opts.get("bound_batches_min", 6)), int(opts.get("bound_batches_max", 12))
     target = float(opts.get("bound_target_pct", 0.25)) / 100 * max(est_us, 0.0)
+    kept = lower_half if opts.get("bound_estimate", "faster-half") == "faster-half" else list
     runs: list[dict] = []
     if trial.device == "cuda":
         trial.flush_l2()  # its buffer allocated before the first batch's clock, not inside it
     with float32_checks(trial):
         while True:
             runs.append(one_batch(trial, k, key, len(runs)))
-            if len(runs) >= hi or (len(runs) >= lo and robust_se(lower_half([r["us"] for r in runs])) <= target):
+            if len(runs) >= hi or (len(runs) >= lo and robust_se(kept([r["us"] for r in runs])) <= target):
                 break
-    us = lower_half([r["us"] for r in runs])
+    us = kept([r["us"] for r in runs])
     return {
         "bound_us": float(np.median(us)),
         "bound_se_us": robust_se(us) if len(us) >= 3 else None,

@@ -175,3 +175,16 @@ def test_the_bound_is_the_faster_half_of_the_batches():
     assert sorted(half)[len(half) // 2] == 373.3 and bound.robust_se(half) < 0.5
     assert len(bound.lower_half([1.0] * 6)) == 3 and len(bound.lower_half([1.0] * 5)) == 3
     assert bound.lower_half([2.0, 1.0]) == [1.0, 2.0]  # under three, all of them
+
+
+@pytest.mark.parametrize("estimate, want", [("faster-half", 373.3), ("all", 384.45)])
+def test_the_bound_estimate_is_a_setting(monkeypatch, estimate, want):
+    """bench.bound_estimate: the faster half's median (the default) or every batch's, so a result
+    made with the other is measured again (its settings differ) rather than compared."""
+    batches = iter([373.3, 372.4, 384.4, 411.8, 373.1, 582.5, 376.9, 384.5, 373.3, 448.5, 411.9, 385.0])
+    monkeypatch.setattr(bound, "batch_size", lambda trial: 16)
+    monkeypatch.setattr(bound, "one_batch", lambda trial, k, key, i: {"us": next(batches), "host_us": 1.0})
+    trial = type("T", (), {"device": "cpu"})()
+    opts = {"bound_batches_min": 12, "bound_batches_max": 12, "bound_estimate": estimate}
+    got = bound.bound_calls(trial, "k", opts, est_us=373.0)
+    assert got["bound_us"] == pytest.approx(want) and len(got["bound_batches"]) == 12
