@@ -64,10 +64,18 @@ _perf_counter = time.perf_counter
 
 
 def batch_size(trial: Trial) -> int:
-    """K: every set of the pool, as far as K private draws fit beside it in the memory left."""
+    """K: every set of the pool, as far as K private draws fit beside it. On a GPU, a third of the
+    memory the pool leaves on the device (its total, not what is free now), so every version of a
+    config batches alike: versions whose batches differ in size are never compared, as a batch's
+    fixed costs are shared out over its calls (on the H100 the softmax's 512 MiB configs took 20,
+    23 or 32 sets by the memory free at the time, and honest gains were left unresolved,
+    docs/runs/h100-bound/session11/). Fewer where less is free, as before."""
     one = sum(t.numel() * t.element_size() for t in trial.pool.sets[0].tensors.values())
-    room = int(available_bytes(trial.device) * 0.8) // max(one, 1)
-    return max(1, min(len(trial.pool.sets), room))
+    k = min(len(trial.pool.sets), int(available_bytes(trial.device) * 0.8) // max(one, 1))
+    if trial.device == "cuda":
+        pool = trial.pool.arena.base.numel() * trial.pool.arena.base.element_size()
+        k = min(k, (torch.cuda.mem_get_info()[1] - pool) // 3 // max(one, 1))
+    return max(1, k)
 
 
 SAMPLES = 4096  # elements of each output read at the clock's stop (the proof that the work was done)

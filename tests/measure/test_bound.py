@@ -217,3 +217,22 @@ def test_the_bound_estimate_is_a_setting(monkeypatch, estimate, want):
     opts = {"bound_batches_min": 12, "bound_batches_max": 12, "bound_estimate": estimate}
     got = bound.bound_calls(trial, "k", opts, est_us=373.0)
     assert got["bound_us"] == pytest.approx(want) and len(got["bound_batches"]) == 12
+
+
+@pytest.mark.parametrize("free_gib", [25, 44, 60])
+def test_every_version_of_a_config_batches_alike_whatever_is_free(monkeypatch, free_gib):
+    """H100 (session 11): the softmax's 512 MiB configs batched 20, 23 or 32 sets by the memory
+    free at the time, and versions batched unlike are not compared (unresolved). K now comes from
+    the device's total less the pool: a third of 79 - 32 GiB, 15 sets of 1 GiB, while that fits."""
+    gib = 1 << 30
+    one = {"x": torch.empty(0), "y": torch.empty(0)}
+    sets = [SimpleNamespace(tensors=one) for _ in range(32)]
+    arena = SimpleNamespace(base=SimpleNamespace(numel=lambda: 32 * gib, element_size=lambda: 1))
+    trial = SimpleNamespace(device="cuda", pool=SimpleNamespace(sets=sets, arena=arena))
+    monkeypatch.setattr(torch.Tensor, "numel", lambda t: gib // 8)
+    monkeypatch.setattr(torch.Tensor, "element_size", lambda t: 4)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (free_gib * gib, 79 * gib))
+    monkeypatch.setattr(bound, "available_bytes", lambda device: free_gib * gib)
+    assert bound.batch_size(trial) == 15
+    monkeypatch.setattr(bound, "available_bytes", lambda device: 10 * gib)
+    assert bound.batch_size(trial) == 8  # what fits, where less is free
