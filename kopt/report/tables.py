@@ -119,6 +119,34 @@ def class_rows(res: Results) -> dict[str, list[dict]]:
     return out
 
 
+def bound_rows(res: Results) -> list[dict]:
+    """Per version (baseline, kept, and the last) and config: the bound on work Nsight Compute does
+    not see (kopt.measure.bound) with its standard error, three of them as a share of the GPU time
+    (the noise rule it serves is 1%), the unseen time (the bound less the GPU time) and the calls
+    per batch. Empty where no version has a bound (the CPU, another clock)."""
+    rows = []
+    for v in res.versions:
+        if (v.decision not in KEPT and v is not res.last) or "bound_us" not in v.bench:
+            continue
+        for r in v.bench.itertuples():
+            if pd.isna(r.bound_us) or pd.isna(getattr(r, "gpu_us", float("nan"))):
+                continue
+            se = None if pd.isna(r.bound_se_us) else float(r.bound_se_us)
+            rows.append(
+                {
+                    "version": v.name,
+                    "key": r.config_key,
+                    "gpu_us": float(r.gpu_us),
+                    "bound_us": float(r.bound_us),
+                    "se_us": se,
+                    "three_se_pct": None if se is None else 300 * se / float(r.gpu_us),
+                    "unseen_us": float(r.bound_us) - float(r.gpu_us),
+                    "calls": None if pd.isna(r.bound_calls) else int(r.bound_calls),
+                }
+            )
+    return rows
+
+
 def splits(res: Results) -> list[dict]:
     out = []
     for v in res.versions:
@@ -202,6 +230,7 @@ def render_performance(res: Results, recommended: list[dict] | None = None) -> s
         throttled=throttled(res),
         rows=performance_rows(res),
         classes=class_rows(res),
+        bounds=bound_rows(res),
         splits=splits(res),
         reviews=reviews(res),
         stop=stop_summary(res),

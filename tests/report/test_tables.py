@@ -4,6 +4,7 @@ verdicts, clocks and deltas from compare.json, and the roofline target is the co
 
 import json
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -129,3 +130,23 @@ def test_a_torch_baselines_profiler_note_is_shown_and_its_error_comes_first(res)
     problem = "no figure on 1 config(s) (their cells are empty); the first one's reason: config A1: crashed"
     assert tables.baseline_problems(res)["eager"] == problem
     assert f"torch eager: {problem}" in tables.render_final(res, [])
+
+
+def test_the_bounds_spread_is_in_the_report_per_config(tmp_path):
+    """Issue 42, point 4: the bound's standard error per config is in performance.md beside the
+    GPU time, with three of them as a share of it and the unseen time; no table without a bound."""
+    rd = make_tree(tmp_path)
+    assert "The bound on unseen work" not in tables.render_performance(_load(rd))
+    df = pd.read_csv(rd / "v1" / "bench.csv")
+    df["gpu_us"] = df["profiler_us"]
+    df["bound_us"] = df["gpu_us"] + 12.5
+    df["bound_se_us"] = [0.25] + [None] * (len(df) - 1)
+    df["bound_calls"] = 32
+    df.to_csv(rd / "v1" / "bench.csv", index=False)
+    res = _load(rd)
+    rows = tables.bound_rows(res)
+    first = df.iloc[0]
+    assert rows[0]["key"] == first.config_key and rows[0]["unseen_us"] == pytest.approx(12.5)
+    assert rows[0]["three_se_pct"] == pytest.approx(75 / first.gpu_us) and rows[1]["se_us"] is None
+    perf = tables.render_performance(res)
+    assert f"| v1 | {first.config_key} |" in perf and f"| {75 / first.gpu_us:.2f}% | +12.50 | 32 |" in perf
