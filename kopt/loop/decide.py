@@ -546,7 +546,7 @@ def unseen_work(keys: list[str], cand: Candidate, best: dict, params: Params) ->
         row = {"key": k, "gpu_delta_us": dg, "bound_delta_us": du + dg, "unseen_delta_us": du, "se_us": se}
         row.update(allow_us=allow, verdict=verdict, unresolved_by=why)
         row["host_bound"] = bool(host is not None and host > cand.gpu_us[k])
-        row["where"] = _where(k, cand, best, du) if verdict == "moved" else None
+        row["where"] = _where(k, cand, best, du) if verdict == "moved" else _hint(k, cand, best, du, verdict)
         out.append(row)
     return out
 
@@ -610,6 +610,17 @@ def _where(k: str, cand: Candidate, best: dict, du: float) -> str:
         f"copies, memsets or another GPU context: no more host CPU time in the process Nsight Compute wrapped "
         f"({dcpu / 1e3:+.2f} ms per call, read in ticks of 10 ms)" + said
     )
+
+
+def _hint(k: str, cand: Candidate, best: dict, du: float, verdict: str) -> str | None:
+    """Where an unresolved config's grown unseen time went, if it moved: the host where the process
+    Nsight Compute wrapped used more CPU per call, else copies, memsets or another context (issue
+    42, point 2: host work at 2% of a call was left unresolved with no word of where). None
+    without the CPU times to say it from."""
+    if verdict != "unresolved" or du <= 0:
+        return None
+    where = _where(k, cand, best, du)
+    return None if where.startswith("unknown") else f"if it moved, {where}"
 
 
 def _unseen_note(verdict: str, rows: list[dict], pooled: dict | None = None) -> str:

@@ -148,8 +148,8 @@ def test_work_moved_to_the_host_is_never_kept(softmax, honest, tmp_path, attack_
     assert "under Nsight Compute" in attack_log.read_text(), "the attack never ran under Nsight Compute"
     comps = _fold(softmax, [*honest, ("v1", *cheat)])
     assert comps[1]["decision"] != "keep", comps[1]
-    if comps[1]["reason"] == "disputed":
-        assert "where: the host" in json.dumps(comps[1]["per_class"])
+    if comps[1]["reason"] in ("disputed", "unresolved"):  # unresolved: "if it moved, the host"
+        assert "the host: the process Nsight Compute wrapped" in json.dumps(comps[1]["per_class"])
 
 
 @pytest.mark.parametrize("share", ["0.02", "0.05", "0.10"])
@@ -161,8 +161,8 @@ def test_copies_standing_in_for_compute_are_never_kept(cat, cat_honest, tmp_path
     assert "under Nsight Compute" in attack_log.read_text(), "the attack never ran under Nsight Compute"
     comps = _fold(cat, [*cat_honest, ("v1", *cheat)])
     assert comps[1]["decision"] != "keep", comps[1]
-    if comps[1]["reason"] == "disputed":
-        assert "where: copies, memsets or another GPU context" in json.dumps(comps[1]["per_class"])
+    if comps[1]["reason"] in ("disputed", "unresolved"):
+        assert "copies, memsets or another GPU context" in json.dumps(comps[1]["per_class"])
 
 
 def test_work_moved_to_another_process_fails_with_the_process_named(softmax, honest, tmp_path, attack_log, monkeypatch):

@@ -526,6 +526,19 @@ def test_the_bound_decides_within_its_standard_errors(bound, verdict, decision):
     if verdict == "unresolved":
         assert comps[1]["reason"] == "unresolved" and row["note"].startswith("unresolved: the judge's bound")
         assert "+13.00 +- 0.14 us (allowed 13.00)" in row["note"] and st["consecutive_regressions"] == 0
+        assert "where" not in row["note"]  # no word of where without a sign of it
+
+
+def test_an_unresolved_class_says_where_the_time_went_if_it_moved():
+    """Issue 42, point 2 (H100, session 11): host work at 2% of a call was left unresolved, its
+    note silent on where, while the process Nsight Compute wrapped used +175 ms of CPU a call."""
+    best = outside("v0", 100.0, 500.0, se=0.1, cpu=9000)
+    comps, _ = fold([best, outside("v1", 70.0, 483.0, se=0.1, cpu=184000)], P)
+    row = comps[1]["per_class"][0]
+    assert row["verdict"] == "unresolved"
+    assert "where: if it moved, the host: the process Nsight Compute wrapped used +175.00 ms" in row["note"]
+    comps, _ = fold([best, outside("v1", 70.0, 483.0, se=0.1, cpu=9000)], P)
+    assert "where: if it moved, copies, memsets or another GPU context" in comps[1]["per_class"][0]["note"]
 
 
 def _class_of_two(v, a1, a2, se=0.1):
