@@ -35,7 +35,6 @@ tensors on torch's default device instead (``on_the_harness_device``).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib.util
 import itertools
@@ -216,7 +215,16 @@ def _cloned(inputs: dict) -> dict:
 
 
 def _alike(v, t: torch.Tensor) -> bool:
-    return isinstance(v, torch.Tensor) and v.shape == t.shape and v.dtype == t.dtype
+    """A buffer ``t`` can land in: its shape, and its dtype or another float's (gpu-mode's checks
+    compare values: pmpp_v2's prefixsum returns float64 for its float32 buffer)."""
+    if not isinstance(v, torch.Tensor) or v.shape != t.shape:
+        return False
+    return v.dtype == t.dtype or (v.is_floating_point() and t.is_floating_point())
+
+
+def _shapes(inputs: dict) -> tuple:
+    """The data's tensors' names and shapes: one spec's, whatever their precision."""
+    return tuple((k, tuple(v.shape)) for k, v in inputs.items() if k.startswith(DATA) and isinstance(v, torch.Tensor))
 
 
 def _another_value(dtype: torch.dtype):
@@ -242,6 +250,8 @@ class Problem:
         self._outputs: dict[tuple, list[str]] = {}
         self._unread_fill: dict[tuple, list[str]] = {}
         self._read: dict[str, bool] = {}
+        self._lands: dict[tuple, list[str]] = {}  # per spec's shapes: where each returned tensor lands
+        self._tolerance: dict[str, dict | None] = {}  # per spec: check_implementation's, where computed at run time
 
     @property
     def mod(self):
@@ -274,7 +284,21 @@ class Problem:
             self._unread_fill[key] = self._junk(inputs, self._outputs[key])
         for k in self._unread_fill[key]:
             inputs[k].zero_()
-        return {"inputs": inputs, "outputs": self._outputs[key]}
+        if key not in self._tolerance:
+            self._tolerance[key] = self._run_time_tolerance(inputs)
+        out = {"inputs": inputs, "outputs": self._outputs[key]}
+        return {**out, "tolerance": self._tolerance[key]} if self._tolerance[key] else out
+
+    def _run_time_tolerance(self, inputs: dict) -> dict | None:
+        """check_implementation's tolerance for the config's first data, where it computes it at
+        run time (kopt.formats.gpumode_tolerance); None where reference.py names it."""
+        from kopt.formats.gpumode_tolerance import run_time_callees, run_time_tolerance  # it imports ProblemError
+
+        callees = run_time_callees(self.folder / "reference.py")
+        if not callees:
+            return None
+        with on_the_harness_device():
+            return run_time_tolerance(self.mod, pack(_cloned(inputs)), callees, self.folder / "reference.py")
 
     def _junk(self, inputs: dict, outputs: list[str]) -> list[str]:
         """The data's trailing tensor elements that are no output and that ``ref_kernel`` provably
@@ -304,6 +328,7 @@ class Problem:
             if names[i] is None:
                 free = [k for k in buffers if k not in names and _alike(inputs[k], t)]
                 names[i] = free[0] if free else ("out" if len(returned) == 1 else f"out{i}")
+        self._lands[_shapes(inputs)] = names
         return names
 
     def _returned(self, ret) -> list[torch.Tensor]:
@@ -359,87 +384,24 @@ class Problem:
 
     def reference(self, **inputs):
         """``ref_kernel`` on the inputs packed as gpu-mode's data; what it returns (a tensor, or a
-        tuple of them in the outputs' order)."""
-        return self._ref_kernel({k: v for k, v in inputs.items() if k.startswith(DATA)})  # the elements and leaves
+        tuple of them in the outputs' order), each that lands in a buffer of the data of another
+        float's width cast to it (the data's precision: float64 where the judge's reference runs)."""
+        ret = self._ref_kernel({k: v for k, v in inputs.items() if k.startswith(DATA)})  # the elements and leaves
+        names = self._lands.get(_shapes(inputs))
+        if not names or not any(isinstance(inputs.get(n), torch.Tensor) for n in names):
+            return ret
+        items = list(ret) if isinstance(ret, (tuple, list)) else [ret]
+        cast = [
+            t.to(inputs[n].dtype) if isinstance(inputs.get(n), torch.Tensor) and inputs[n] is not t else t
+            for t, n in zip(items, names, strict=True)
+        ]
+        return cast[0] if not isinstance(ret, (tuple, list)) else type(ret)(cast)
 
     def _ref_kernel(self, inputs: dict):
         """``ref_kernel`` on the packed data; the "cuda" tensors it makes itself (a model's weights,
         ``.cuda()``) made where generate_input's are (``on_the_harness_device``)."""
         with on_the_harness_device():
             return self.mod.ref_kernel(pack(inputs))
-
-
-# gpu-mode compares with ref_kernel's output at the output's dtype, kernel-opt with a float64
-# reference: a half-precision output is one rounding off it. Its tolerance is at least this.
-HALF_ULP = {"float16": {"rtol": 1e-3, "atol": 1e-5}, "bfloat16": {"rtol": 8e-3, "atol": 1e-5}}
-
-
-def tolerances(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
-    """target.yaml's tolerances: ``check_implementation``'s (``default``), and for half-precision
-    outputs at least one rounding of theirs (HALF_ULP); how it was found."""
-    tol, how = tolerance(reference_py, utils_py)
-    out = {"default": tol}
-    for dtype, least in HALF_ULP.items():
-        out[dtype] = {k: max(tol[k], least[k]) for k in ("atol", "rtol")}
-    return out, how + "; float16 and bfloat16 outputs at least one rounding (a float64 reference)"
-
-
-def tolerance(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
-    """``check_implementation``'s tolerance: ``make_match_reference(ref_kernel, rtol=, atol=)``'s
-    (its defaults read from utils.py's ``match_reference``), else exact; where it compares several
-    times with different tolerances, the widest rtol and the widest atol; and how it was found."""
-    tree = ast.parse(reference_py.read_text())
-    calls = [
-        n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "make_match_reference"
-    ]
-    where = "make_match_reference's"
-    if not calls:  # a check of its own: the tolerance its calls name, else their defaults
-        calls = _own_check_calls(tree)
-        if not calls:
-            return {"atol": 0.0, "rtol": 0.0}, "check_implementation compares for equality: exact"
-        where = f"check_implementation's {', '.join(dict.fromkeys(_callee(c) for c in calls))}"
-    tols = [_call_tolerance(c, _defaults(utils_py), reference_py, where) for c in calls]
-    tol = {k: max(t[k] for t in tols) for k in ("rtol", "atol")}
-    several = f" (the widest of {len(calls)} comparisons)" if len({tuple(t.values()) for t in tols}) > 1 else ""
-    return tol, f"{where}: rtol {tol['rtol']:g}, atol {tol['atol']:g}{several}"
-
-
-def _callee(call: ast.Call) -> str:
-    return getattr(call.func, "id", getattr(call.func, "attr", "call"))
-
-
-def _call_tolerance(call: ast.Call, defaults: dict, reference_py: Path, where: str) -> dict:
-    """One comparison's rtol and atol: the numbers it names, else the defaults."""
-    tol = dict(defaults)
-    for k in call.keywords:
-        if k.arg in ("atol", "rtol"):
-            try:
-                tol[k.arg] = float(ast.literal_eval(k.value))
-            except (ValueError, TypeError, SyntaxError):
-                raise ProblemError(
-                    f"{reference_py}: {where} {k.arg}={ast.unparse(k.value)} is not a number kopt can read "
-                    "(a tolerance computed at run time)"
-                ) from None
-    return tol
-
-
-def _own_check_calls(tree: ast.Module) -> list[ast.Call]:
-    """In a ``check_implementation`` of the problem's own, its comparison calls (naming rtol/atol,
-    else the match_reference/allclose calls without them); none when it compares for equality."""
-    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "check_implementation"), None)
-    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)] if fn else []
-    named = [c for c in calls if any(k.arg in ("atol", "rtol") for k in c.keywords)]
-    close = [c for c in calls if "close" in ast.unparse(c.func) or "match_reference" in ast.unparse(c.func)]
-    return named or close
-
-
-def _defaults(utils_py: Path) -> dict:
-    for n in ast.walk(ast.parse(utils_py.read_text())) if utils_py.is_file() else []:
-        if isinstance(n, ast.FunctionDef) and n.name == "match_reference":
-            args = n.args.args[-len(n.args.defaults) :] if n.args.defaults else []
-            got = {a.arg: float(ast.literal_eval(d)) for a, d in zip(args, n.args.defaults, strict=True)}
-            return {"rtol": got.get("rtol", 1e-5), "atol": got.get("atol", 1e-8)}
-    return {"rtol": 1e-5, "atol": 1e-8}
 
 
 class CustomKernel:

@@ -24,8 +24,9 @@ from pathlib import Path
 import yaml
 
 from kopt.formats import staged
-from kopt.formats.gpumode import Problem, ProblemError, load_reference, tolerances
+from kopt.formats.gpumode import Problem, ProblemError, load_reference
 from kopt.formats.gpumode_hardware import unjudgeable
+from kopt.formats.gpumode_tolerance import tolerances
 
 REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
 holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
@@ -37,6 +38,7 @@ from kopt.formats.gpumode import Problem
 
 _problem = Problem(Path(__file__).with_name("problem"))
 setup, reference = _problem.setup, _problem.reference
+casts_returned_floats = True  # its check compares values (dtypes promoted): a float32 result of a float64 ref_kernel
 '''
 
 META = """parent: null

@@ -15,8 +15,8 @@ def check_config(ref, proc: KernelProcess, item: dict, *, seeds: int, device: st
         "config": item["config"],
         "key": key,
         "class": item["class"],
-        "atol": item["tol"]["atol"],
-        "rtol": item["tol"]["rtol"],
+        "atol": trial.config_tolerance()["atol"],
+        "rtol": trial.config_tolerance()["rtol"],
     }
     rec["seeds"] = []
     for _ in range(seeds):

@@ -23,6 +23,7 @@ the judge's private copy of that call's inputs, and zeroed as soon as they are c
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -57,6 +58,7 @@ class Draw:
     seed: int
     inputs: dict[str, Any]
     outputs: list[str]
+    tolerance: dict | None = None  # setup()'s own for this config's data (else target.yaml's)
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {k: v for k, v in self.inputs.items() if isinstance(v, torch.Tensor)}
@@ -95,7 +97,20 @@ def draw(ref, cfg: dict, seed: int, device: str) -> Draw:
     if not isinstance(outputs, (list, tuple)) or not all(isinstance(o, str) for o in outputs):
         raise KernelFault(f"ref.py: setup()'s 'outputs' must be a list of names, not {outputs!r}")
     inputs = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in data["inputs"].items()}
-    return Draw(seed, inputs, list(outputs))
+    return Draw(seed, inputs, list(outputs), _tolerance(data.get("tolerance")))
+
+
+def _tolerance(tol) -> dict | None:
+    """setup()'s own tolerance for this config's data (optional: a gpu-mode check's computed at run
+    time), as ``{"atol": a, "rtol": r}``, two finite numbers >= 0."""
+    if tol is None:
+        return None
+    ok = isinstance(tol, dict) and set(tol) == {"atol", "rtol"}
+    if not ok or not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in tol.values()):
+        raise KernelFault(
+            f"ref.py: setup()'s 'tolerance' must be {{'atol': a, 'rtol': r}}, two numbers >= 0, not {tol!r}"
+        )
+    return {k: float(v) for k, v in tol.items()}
 
 
 def returned_tensors(ret) -> Any:
@@ -145,6 +160,7 @@ class Layout:
     outputs: list[OutputSpec]
     returns: bool  # the reference returns its outputs (else it writes them in place)
     inputs: list[str] = field(default_factory=list)  # tensor inputs the kernel must leave unchanged
+    tolerance: dict | None = None  # setup()'s own for the config (Draw.tolerance), else target.yaml's
 
     @property
     def names(self) -> list[str]:
@@ -171,7 +187,7 @@ def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) ->
     if check_writes and in_place:
         writes_only(ref, d, in_place, outs)
     specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs) for n, t in outs.items()]
-    layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs])
+    layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs], d.tolerance)
     scrub(outs)
     return layout, d
 

@@ -226,7 +226,8 @@ def test_a_new_tensor_is_out_not_the_input_of_its_shape_and_the_submission_passe
         ("a, b = data\n    return a + b", ["out"]),  # b is read: an input
         ("a, b = data\n    b[...] = 0\n    return a * 2", ["data1"]),  # written, never read
         ("a, b = data\n    return a * 2 + b.isnan().any()", ["out"]),  # read only where it is NaN
-        ("a, b = data\n    return (a * 2).double()", ["out"]),  # another dtype: b cannot hold it
+        ("a, b = data\n    return (a * 2).double()", ["data1"]),  # another float's width: as gpu-mode compares
+        ("a, b = data\n    return (a * 2).long()", ["out"]),  # an integer: b cannot hold it
     ],
 )
 def test_a_trailing_buffer_is_the_output_only_where_ref_kernel_provably_never_reads_it(tmp_path, body, outputs):
@@ -401,13 +402,6 @@ def test_tensors_inside_dicts_lists_and_tuples_are_inputs_of_their_own(tmp_path,
     [
         (MATMUL, "def kernel(data):\n    return data\n", "submission.py: defines no custom_kernel(data)"),
         (MATMUL, "def custom_kernel(data:\n", "submission.py: does not parse (line 1"),
-        (
-            INPUT.format(returns="a, b") + "def ref_kernel(data):\n    return data[0] @ data[1]\n\n\n"
-            "def check_implementation(data, output):\n    n = data[0].numel()\n"
-            "    return verbose_allclose(output, ref_kernel(data), rtol=1e-5 * n, atol=1e-5), ''\n",
-            STUB,
-            "rtol=1e-05 * n is not a number kopt can read (a tolerance computed at run time)",
-        ),
     ],
 )
 def test_a_submission_or_tolerance_that_cannot_be_mapped_is_one_line(tmp_path, capsys, reference, submission, words):
@@ -486,3 +480,33 @@ def test_an_argument_some_specs_leave_out_takes_generate_inputs_default(tmp_path
     (src / "task.yml").write_text((src / "task.yml").read_text().replace("scale: 2", "other: 2"))
     assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 2
     assert "generate_input has no default for those some leave out" in capsys.readouterr().err
+
+
+PREFIX = (
+    "import torch\nfrom utils import match_reference\n\n\n"
+    "def generate_input(n: int, seed: int):\n"
+    "    gen = torch.Generator(device='cuda')\n    gen.manual_seed(seed)\n"
+    "    return torch.randn(n * n, device='cuda', generator=gen), torch.empty(n * n, device='cuda')\n\n\n"
+    "def ref_kernel(data):\n    x, y = data\n    return torch.cumsum(x.to(torch.float64), dim=0)\n\n\n"
+    "def check_implementation(data, output):\n    scale = data[0].numel() ** 0.5\n"
+    "    return match_reference(data, output, reference=ref_kernel, rtol=1e-5 * scale, atol=1e-5 * scale)\n"
+)
+
+
+@pytest.mark.parametrize("error, status", [(0.0, "pass"), (3e-3, "incorrect")])
+def test_a_tolerance_computed_at_run_time_is_evaluated_per_config(tmp_path, run_params, capsys, error, status):
+    """pmpp_v2's prefixsum: check_implementation scales its tolerance with the data's size, and its
+    ref_kernel returns float64 for a float32 buffer the submission writes. The tolerance is
+    check_implementation's own for each config's data (1e-5 * 8 at n = 8: 64 elements); a
+    submission off by more fails; its float32 result lands in the buffer as gpu-mode compares it."""
+    sub = f"import torch\n\n\ndef custom_kernel(data):\n    x, y = data\n    y[...] = torch.cumsum(x, 0) + {error}\n    return y\n"
+    src = _problem(tmp_path, PREFIX, sub)
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    assert "computed at run time (rtol=1e-05 * scale, atol=1e-05 * scale)" in capsys.readouterr().out
+    with torch.device("cpu"):
+        got = Problem(ws / "problem").setup(5, n=8)
+    assert got["outputs"] == ["data1"] and got["tolerance"] == pytest.approx({"rtol": 8e-5, "atol": 8e-5})
+    corr = _gate(ws, ws / "kernels" / "v0.py", run_params, tmp_path)
+    assert corr["status"] == status, corr.get("error")
+    assert corr["configs"][0]["atol"] == pytest.approx(8e-5)

@@ -280,7 +280,7 @@ def test_a_float64_reference_that_runs_out_of_gpu_memory_during_timing_moves_to_
 
     monkeypatch.setattr(reference, "expected", expected)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    layout = types.SimpleNamespace(outputs=[types.SimpleNamespace(name="y", dtype="float32")])
+    layout = types.SimpleNamespace(outputs=[types.SimpleNamespace(name="y", dtype="float32")], tolerance=None)
     monkeypatch.setattr("kopt.measure.trial.tolerance_for", lambda o, t, c, widened: {"widened": widened})
     trial = object.__new__(Trial)
     trial.ref, trial.layout, trial.item = None, layout, {"tol": {}}
@@ -298,3 +298,18 @@ def test_a_float64_reference_that_runs_out_of_gpu_memory_during_timing_moves_to_
     with pytest.raises(KernelFault, match="bad"):
         trial._expected(draw)
     assert trial.placement.precision == "float64"
+
+
+@pytest.mark.parametrize(
+    "tol, ok",
+    [({"atol": 1e-3, "rtol": 2e-3}, True), ({"atol": -1.0, "rtol": 0.0}, False), ({"rtol": 1e-3}, False), (0.1, False)],
+)
+def test_setup_may_give_its_own_tolerance_for_the_configs_data(tol, ok):
+    """A gpu-mode check's tolerance computed at run time reaches the judge with the draw; anything
+    but two numbers >= 0 is one line naming ref.py."""
+    ref = types.SimpleNamespace(setup=lambda seed, n: {"inputs": {"x": torch.ones(n)}, "outputs": [], "tolerance": tol})
+    if ok:
+        assert reference.draw(ref, {"n": 4}, 1, "cpu").tolerance == tol
+    else:
+        with pytest.raises(KernelFault, match=r"ref.py: setup\(\)'s 'tolerance' must be"):
+            reference.draw(ref, {"n": 4}, 1, "cpu")
