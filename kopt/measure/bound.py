@@ -308,7 +308,8 @@ def float32_checks(trial: Trial):
 def bound_se(xs: list[float], estimate: str = "faster-half") -> float:
     """The standard error of the bound's estimate over the batches ``xs``: half the central 68%
     of its percentile bootstrap (scipy.stats.bootstrap, every batch resampled, a fixed seed so a
-    rerun reproduces it); infinite under 3 batches. The faster half's own spread read 1.5-2.8x too
+    rerun reproduces it, the batches sorted first so their order, which a kernel can choose by
+    which batches it slows, changes nothing); infinite under 3 batches. The faster half's own spread read 1.5-2.8x too
     small in simulation (a review), so batches stopped early and three such errors were passed by
     9-33% of honest repeats; the bootstrap's, 3-8% (tests/measure/test_bound.py)."""
     if len(xs) < 3:
@@ -316,7 +317,7 @@ def bound_se(xs: list[float], estimate: str = "faster-half") -> float:
     if max(xs) == min(xs):
         return 0.0
     got = stats.bootstrap(
-        (np.asarray(xs, dtype=float),),
+        (np.sort(np.asarray(xs, dtype=float)),),  # sorted: the order the kernel slowed batches in is no matter
         _ESTIMATES[estimate],
         n_resamples=2000,
         confidence_level=0.6827,

@@ -812,3 +812,41 @@ def test_launches_added_earn_at_most_the_threshold():
     version was kept at -30%; now the launches' allowance is at most the threshold."""
     comps, _ = fold([_review("v0", 1000.0, 1100.0), _review("v1", 1000.0 - 600.0 + 300.0, 1100.0, 101.0)], P)
     assert comps[1]["decision"] != "keep", comps[1]["per_class"][0]
+
+
+@pytest.mark.parametrize("moved", [20.0, 1000.0, 1700.0, 1900.0])
+def test_a_later_version_cannot_spend_the_room_an_earlier_keeps_gain_left(moved):
+    """Issue 42's review (eleventh session), the GEMM's 8192^3 figures: v1 is honestly 6x faster
+    (+104 us of unseen time of its own, within 0.4 of its fall); v2 does v1's work and moves
+    ``moved`` us of each call out of Nsight Compute's sight. Held only against the least unseen
+    time since the baseline it was kept as 2x-28x; against the best's own it is never kept."""
+    v0, v1 = outside("v0", 12344.0, 12500.0, se=5.0), outside("v1", 1970.0, 2230.0, se=5.0)
+    v2 = outside("v2", 1970.0 - moved, 2230.0, se=5.0)
+    comps, st = fold([v0, v1, v2], P)
+    assert comps[1]["decision"] == "keep"
+    assert comps[2]["decision"] != "keep" and st["best"]["version"] == "v1", comps[2]["per_class"][0]["note"]
+    # an honest v2 that is faster still is kept
+    comps, st = fold([v0, v1, outside("v2", 1700.0, 1962.0, se=5.0)], P)
+    assert comps[2]["decision"] == "keep" and st["best"]["version"] == "v2"
+
+
+def test_batches_of_other_sizes_are_not_compared_and_the_note_says_so():
+    """A candidate batched 14 calls against the best's 15 (the memory free then): unresolved, the
+    sizes named and how to settle it; no "where", which only noise earns (the review)."""
+    v0, v1 = outside("v0", 100.0, 500.0), outside("v1", 70.0, 470.5)
+    v0.bound["bound_calls"], v1.bound["bound_calls"] = {"a1": 15}, {"a1": 14}
+    comps, _ = fold([v0, v1], P)
+    row = comps[1]["per_class"][0]
+    assert comps[1]["reason"] == "unresolved" and row["unseen"][0]["unresolved_by"] == "batch sizes"
+    assert "batched 14 calls against the best's 15" in row["note"] and "where" not in row["note"]
+
+
+def test_a_candidates_bound_is_no_more_precise_than_the_bests():
+    """The review: a kernel that pads its calls to a deadline leaves only the judge's own parts in
+    its batches' spread (the GEMM's error 29.96 -> 0.03 us). Its error is at least the best's
+    relative one: 9 us more unseen time against 13 allowed, the best's error 1.1 us of 300, the
+    candidate's claimed 0.01: within three errors of the best's alone, not of both."""
+    comps, _ = fold([outside("v0", 100.0, 300.0, se=1.1), outside("v1", 70.0, 279.0, se=0.01)], P)
+    assert comps[1]["per_class"][0]["unseen"][0]["verdict"] == "unresolved"
+    comps, _ = fold([outside("v0", 100.0, 300.0, se=0.3), outside("v1", 70.0, 279.0, se=0.3)], P)
+    assert comps[1]["per_class"][0]["unseen"][0]["verdict"] == "ok"  # a precise best: precise both
