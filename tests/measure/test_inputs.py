@@ -15,18 +15,24 @@ from tests.helpers import ROOT, run_version
 
 
 def test_seeds_are_fresh_per_run_and_recorded(tiny, tmp_path, run_params):
-    runs = [run_version(tiny, tiny / "kernels" / "v0.py", run_params, tmp_path / str(i)) for i in range(2)]
+    # Issue 42, point 9: it failed once on the H100, its message lost. Read from the code, the
+    # likeliest cause is the 20 s a child may go without a progress line: the first config's unit
+    # compiles the Triton kernel afresh (a new workspace path) while the clock's Nsight Compute
+    # processes start and import torch. A timing limit is not what this test checks: 120 s.
+    params = {**run_params, "timeout_s": 120}
+    runs = [run_version(tiny, tiny / "kernels" / "v0.py", params, tmp_path / str(i)) for i in range(2)]
     for corr, df, out in runs:  # each run whole (on a GPU with Nsight Compute's clock too), or why not
         why = (corr.get("error"), (out / "steps.log").read_text()[-3000:] if (out / "steps.log").exists() else None)
         assert corr["status"] == "pass" and (df["status"] == "ok").all(), (why, df.get("error"))
     seeds = [{s["seed"] for c in corr["configs"] for s in c["seeds"]} for corr, _, _ in runs]
-    assert len(seeds[0]) == 6 and not seeds[0] & seeds[1], seeds  # never derivable from the config
+    per_config = [[len(c["seeds"]) for c in corr["configs"]] for corr, _, _ in runs]
+    assert len(seeds[0]) == len(seeds[1]) == 6 and not seeds[0] & seeds[1], (per_config, seeds)  # never derivable
     for _, _df, out in runs:
         samples = pd.read_csv(out / "bench_samples.csv")
         twice = samples[samples["seed"].duplicated(keep=False)]
         assert samples["seed"].notna().all() and twice.empty, twice
         meta = json.loads((out / "bench.json").read_text())
-        for rec in meta["inputs"]["per_config"].values():
+        for rec in meta["inputs"]["per_config"].values():  # the pool's "why" says the memory it had
             assert rec["pool"]["sets"] >= 4 and rec["pool"]["seeds"].startswith("fresh"), rec["pool"]
             assert rec["reference"]["precision"] == "float64", rec["reference"]
 
