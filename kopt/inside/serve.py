@@ -68,6 +68,7 @@ class Session:
 
             interpreter.install(msg["kernel"])
         kernels.BUILT.update(msg.get("builds") or {})
+        _set_tf32(bool(msg.get("tf32")))
         self.guard = Guard(extra_modules=_own_modules())
         if msg["kernel"].startswith("torch:"):
             from kopt.measure.variants import load_reference
@@ -77,7 +78,7 @@ class Session:
         else:
             self.kernel = kernels.load_variant(msg["kernel"])
         self.guard.check(f"{msg['kernel']}: on import")
-        self.reply(device=self.device)
+        self.reply(device=self.device, tf32=_tf32_now())
 
     def config(self, msg: dict, fds: list[int]) -> None:
         from kopt.inside.buffers import open_arena, views
@@ -190,6 +191,29 @@ class Session:
         if self.device == "cuda" and sync:
             torch.cuda.synchronize()
         return None
+
+
+def _set_tf32(on: bool) -> None:
+    """torch's TF32 switches, before the kernel is imported: off, float32 matmuls and convolutions
+    run at float32 (torch's convolutions use TF32 by default, and a KernelBench convolution's own
+    torch eager failed its float64 gate at 1e-4 on an H200: 13.5M of 74M elements); on where
+    target.yaml allows TF32 (its float32 outputs then held to a 10-bit mantissa's tolerance)."""
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+    torch.set_float32_matmul_precision("high" if on else "highest")
+
+
+def _tf32_now() -> dict:
+    """The switches as they stand (after the kernel's import: a version may have turned them on)."""
+    import torch
+
+    return {
+        "matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+        "cudnn": bool(torch.backends.cudnn.allow_tf32),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }
 
 
 @contextlib.contextmanager

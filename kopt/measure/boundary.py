@@ -130,6 +130,7 @@ class KernelProcess:
         theirs.close()
         KernelProcess.OWNED.add(self.proc.pid)
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
+        self.precision: dict | None = None  # torch's TF32 switches, asked and reported (kopt.measure.child._go)
         self.ended, self.left = False, False  # end() has run; the process had left by itself by then
         if begin:
             self.begin()

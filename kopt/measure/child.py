@@ -71,7 +71,7 @@ def _go(req: dict, device: str, proc) -> None:
     """The kernel's process told its device and binding, and to import the kernel."""
     env = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "KOPT_GPU_UUID") if k in os.environ}
     proc.where = f"{req['kernel']}: import"
-    proc.ask(
+    answer = proc.ask(
         {
             "op": "go",
             "env": env,
@@ -79,8 +79,12 @@ def _go(req: dict, device: str, proc) -> None:
             "kernel": req["kernel"],
             "ref": req["ref"],
             "builds": req.get("builds"),
+            "tf32": bool(req.get("tf32", False)),
         }
     )
+    # torch's TF32 switches as set for the kernel and as its process read them after importing it
+    # (its own word, a tripwire: the gate's tolerance is what catches a version that turns them on)
+    proc.precision = {"tf32_allowed": bool(req.get("tf32", False)), "reported": answer.get("tf32")}
     proc.where = None
 
 
@@ -102,6 +106,7 @@ def _per_config(req: dict, progress: Progress, run, prepared, env: dict | None =
 
     device, ref, proc = prepared
     out = {"device": device, "env": env or environment(device), "sandbox": proc.sandbox, "configs": []}
+    out["precision"] = proc.precision
     for item in req["configs_by_device"][device]:
         progress.start(f"config {item['key']}")
         rec = run(ref, proc, item, device)

@@ -71,6 +71,7 @@ class ChildRequest(Closed):
     sandbox: bool = True  # Landlock around the kernel's process (kopt.inside.sandbox)
     call_timeout_s: float | None = None  # the judge's limit on one answer of the kernel's process
     clock: str | None = None  # Nsight Compute's executable: the clock that decides (kopt.measure.outside_clock)
+    tf32: bool = False  # target.yaml's: torch's TF32 switches left on in the kernel's process
 
 
 class HardwareRequest(Closed):

@@ -58,3 +58,50 @@ def test_kernelbenchs_example_solutions_run_on_the_gpu(tmp_path, run_params, sol
     if shutil.which("ncu"):
         per_config = json.loads((out / "bench.json").read_text())["inputs"]["per_config"]
         assert all(max(c["wall_us"] for c in rec["clock_calls"]) < 1e6 for rec in per_config.values())
+
+
+CONV = """import torch
+import torch.nn as nn
+
+batch_size, in_channels, out_channels, kernel_size, height, width = 16, 64, 128, 3, 128, 128
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int):
+        super().__init__()
+        self.conv2d = nn.Conv2d(in_channels, out_channels, kernel_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2d(x)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
+"""
+
+TF32_ON = "import torch\n\ntorch.backends.cudnn.allow_tf32 = True\n\n"
+
+
+@pytest.mark.parametrize("tf32_version, status", [(False, "pass"), (True, "incorrect")])
+def test_a_convolutions_own_torch_eager_passes_and_one_that_drops_to_tf32_is_caught(
+    tmp_path, run_params, tf32_version, status
+):
+    """Issue 43, point 2: torch's convolutions use TF32 by default, and KernelBench's
+    50_conv_standard_2D's own torch eager failed its float64 gate at 1e-4 on an H200 (13.5M of 74M
+    elements). The kernel's process switches TF32 off: v0 passes; a version that turns it back on
+    is caught by the gate, and the record says so."""
+    (tmp_path / "conv.py").write_text(CONV)
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--kernelbench", str(tmp_path / "conv.py")]) == 0
+    kernel = ws / "kernels" / "v0.py"
+    if tf32_version:
+        kernel = ws / "kernels" / "v1.py"
+        kernel.write_text(TF32_ON + (ws / "kernels" / "v0.py").read_text())
+    corr, _, _ = run_version(ws, kernel, {**run_params, "device": "auto", "timeout_s": 120}, tmp_path / "out")
+    print(corr["status"], corr.get("error"), corr["provenance"]["precision"])
+    assert corr["status"] == status, corr.get("error")
+    assert corr["provenance"]["precision"]["reported"]["cudnn"] is tf32_version
