@@ -58,10 +58,11 @@ def _start_kernel(task: str, req: dict):
 def _prepare(req: dict, progress: Progress, proc):
     """Choose the device, load ref.py (trusted), then have the kernel's process import the kernel."""
     from kopt.measure import device as harness
-    from kopt.measure import variants
+    from kopt.measure import reference, variants
 
     device = harness.select_device(req["device"])
     progress.device(device)
+    reference.without_tf32()  # the judge's own float32 references (the bound's checks, a float32 fallback)
     ref = variants.load_reference(req["ref"])
     _go(req, device, proc)
     return device, ref, proc

@@ -113,6 +113,15 @@ def _tolerance(tol) -> dict | None:
     return {k: float(v) for k, v in tol.items()}
 
 
+def without_tf32() -> None:
+    """torch's TF32 switches off in the judge's process: its float32 references (the bound's
+    checks on the GPU, a reference too big for float64) at float32, not at TF32's 10-bit mantissa,
+    which torch's convolutions use by default."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+
 def returned_tensors(ret) -> Any:
     """``ret`` as outputs when it is a tensor, a tuple/list of tensors or a dict of tensors; else None."""
     if isinstance(ret, torch.Tensor):
