@@ -19,7 +19,7 @@ the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module
 - the outputs are what ``ref_kernel`` returns (a tensor, or a tuple/list of tensors), named in
   that order, once per config: an element of the data it returns itself (found by identity) is
   written in place, as the problem's own buffer; a new tensor lands in a trailing element of the
-  data of its shape and dtype only where ``ref_kernel`` provably never reads that element (its
+  data of its shape and dtype (or another float's width) only where ``ref_kernel`` provably never reads that element (its
   result is the same with it filled with 0 and with NaN), else in a buffer of its own, ``out``
   (``out0``, ``out1``, ... by position where it returns several);
 - ``reference(**inputs)`` is ``ref_kernel`` on the data packed again (a tuple, or the one element),
@@ -292,13 +292,17 @@ class Problem:
     def _run_time_tolerance(self, inputs: dict) -> dict | None:
         """check_implementation's tolerance for the config's first data, where it computes it at
         run time (kopt.formats.gpumode_tolerance); None where reference.py names it."""
-        from kopt.formats.gpumode_tolerance import run_time_callees, run_time_tolerance  # it imports ProblemError
+        from kopt.formats import gpumode_tolerance as tolerance  # it imports ProblemError from here
 
-        callees = run_time_callees(self.folder / "reference.py")
+        reference_py = self.folder / "reference.py"
+        callees = tolerance.run_time_callees(reference_py)
         if not callees:
             return None
         with on_the_harness_device():
-            return run_time_tolerance(self.mod, pack(_cloned(inputs)), callees, self.folder / "reference.py")
+            data = pack(_cloned(inputs))
+            return tolerance.run_time_tolerance(
+                self.mod, data, callees, reference_py, tolerance.utils_defaults(reference_py)
+            )
 
     def _junk(self, inputs: dict, outputs: list[str]) -> list[str]:
         """The data's trailing tensor elements that are no output and that ``ref_kernel`` provably
@@ -315,7 +319,7 @@ class Problem:
     def _output_names(self, inputs: dict) -> list[str]:
         """The outputs, in the order ``ref_kernel`` returns them: an element of the data it returns
         itself (written in place) is that element; a new tensor lands in a trailing buffer of the
-        data of its shape and dtype that ``ref_kernel`` provably leaves unread (``_trailing_buffers``),
+        data of its shape and dtype (or another float's width) that ``ref_kernel`` provably leaves unread (``_trailing_buffers``),
         else in a buffer of its own, ``out`` (``out0``, ``out1``, ... where it returns several)."""
         copies = _cloned(inputs)
         returned = self._returned(self._ref_kernel(copies))
@@ -350,7 +354,7 @@ class Problem:
 
     def _trailing_buffers(self, inputs: dict, returned: list, names: list) -> list[str]:
         """The data's trailing output buffers, in data order: from its last element back (never the
-        first), the elements ``ref_kernel`` returns itself or, of a new tensor's shape and dtype,
+        first), the elements ``ref_kernel`` returns itself or, of a new tensor's shape and dtype (or another float's width),
         provably leaves unread (``_unread``); up to the first that is neither."""
         new = [t for t, k in zip(returned, names, strict=True) if k is None]
         if not new:

@@ -57,14 +57,17 @@ def run_time_callees(reference_py: Path) -> list[str]:
     return list(dict.fromkeys(_callee(c) for c in calls if any(_computed(k) for k in c.keywords)))
 
 
-class _Given(Exception):  # noqa: N818 - not an error: the comparison's arguments, carried out
+class _Given(BaseException):  # noqa: N818 - not an error: the comparison's arguments, carried out (past
+    # an ``except Exception`` of the check's own)
     def __init__(self, kwargs: dict):
+        super().__init__()
         self.kwargs = kwargs
 
 
-def run_time_tolerance(mod, data, callees: list[str], reference_py: Path) -> dict:
+def run_time_tolerance(mod, data, callees: list[str], reference_py: Path, defaults: dict) -> dict:
     """``check_implementation(data, None)`` with the comparisons ``callees`` (names in ``mod``)
-    replaced by one that records the ``rtol`` and ``atol`` it is given and stops there."""
+    replaced by one that records the ``rtol`` and ``atol`` it is given (``defaults`` for one it
+    leaves out) and stops there: the first such comparison's."""
 
     def given(*args, **kwargs):
         raise _Given(kwargs)
@@ -73,8 +76,8 @@ def run_time_tolerance(mod, data, callees: list[str], reference_py: Path) -> dic
         with _replaced(mod, callees, given):
             mod.check_implementation(data, None)
     except _Given as g:
-        tol = {k: g.kwargs.get(k) for k in ("rtol", "atol")}
-        if all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in tol.values()):
+        tol = {k: g.kwargs.get(k, defaults[k]) for k in ("rtol", "atol")}
+        if all(_number(v) and v >= 0 for v in tol.values()):
             return {k: float(v) for k, v in tol.items()}
         raise ProblemError(f"{reference_py}: check_implementation's tolerance is not two numbers ({tol})") from None
     except Exception as e:  # noqa: BLE001 - the user's check, run on a stand-in: say what stopped it
@@ -97,6 +100,15 @@ def _replaced(mod, names: list[str], fn):
     finally:
         for n, f in before.items():
             setattr(mod, n, f)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def utils_defaults(reference_py: Path) -> dict:
+    """utils.py's ``match_reference`` defaults, beside reference.py (a workspace's problem/)."""
+    return _defaults(reference_py.with_name("utils.py"))
 
 
 def _comparisons(tree: ast.Module) -> tuple[list[ast.Call], str]:

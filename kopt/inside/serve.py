@@ -68,7 +68,9 @@ class Session:
 
             interpreter.install(msg["kernel"])
         kernels.BUILT.update(msg.get("builds") or {})
-        _set_tf32(bool(msg.get("tf32")))
+        from kopt.measure.reference import set_tf32
+
+        set_tf32(bool(msg.get("tf32")))  # before the kernel is imported
         self.guard = Guard(extra_modules=_own_modules())
         if msg["kernel"].startswith("torch:"):
             from kopt.measure.variants import load_reference
@@ -191,18 +193,6 @@ class Session:
         if self.device == "cuda" and sync:
             torch.cuda.synchronize()
         return None
-
-
-def _set_tf32(on: bool) -> None:
-    """torch's TF32 switches, before the kernel is imported: off, float32 matmuls and convolutions
-    run at float32 (torch's convolutions use TF32 by default, and a KernelBench convolution's own
-    torch eager failed its float64 gate at 1e-4 on an H200: 13.5M of 74M elements); on where
-    target.yaml allows TF32 (its float32 outputs then held to a 10-bit mantissa's tolerance)."""
-    import torch
-
-    torch.backends.cuda.matmul.allow_tf32 = on
-    torch.backends.cudnn.allow_tf32 = on
-    torch.set_float32_matmul_precision("high" if on else "highest")
 
 
 def _tf32_now() -> dict:

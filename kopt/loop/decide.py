@@ -525,21 +525,24 @@ def unseen_work(keys: list[str], cand: Candidate, best: dict, params: Params) ->
     Held twice, and the worse stands: against the least unseen time of the baseline and every
     keep with the fall since the baseline (moved work cannot ratchet keep by keep), and against
     the best's own with the fall since the best (a later version cannot spend the room an earlier
-    keep's real gain left: a review kept a GEMM v2 doing v1's work with 51-86% of it moved).
-    Configs without a bound on both sides are left out."""
+    keep's real gain left: a review kept a GEMM v2 doing v1's work with 51%, 86% or 96% of it
+    moved); the worse is the one further over its allowance where both say the same, so a class's
+    pooling takes that one. Configs without a bound on both sides are left out."""
     floors, out = best.get("unseen_floor") or {}, []
     for k in keys:
-        mine, floor, theirs = unseen(cand, k), floors.get(k) or unseen_of(best, k), unseen_of(best, k)
-        if mine is None or floor is None or theirs is None:
+        mine, theirs = unseen(cand, k), unseen_of(best, k)
+        floor = floors.get(k) or theirs
+        if mine is None or floor is None:
             continue
         since_baseline = (best.get("baseline_gpu") or {}).get(k, best["gpu_us"][k])
-        # the candidate's bound no more precise than the best's, relatively: a kernel that pads its
-        # calls to a deadline leaves only the judge's own parts in their spread (the review)
-        mine = {**mine, "se": max(mine["se"], theirs["rel"] * mine["bound"])}
+        if theirs is not None:  # the candidate's bound no more precise than the best's, relatively: a
+            # kernel that pads its calls to a deadline leaves only the judge's own parts in their spread
+            mine = {**mine, "se": max(mine["se"], theirs["rel"] * mine["bound"])}
         held = [_held(k, mine, floor, since_baseline, cand, best, params)]
-        held.append(_held(k, mine, theirs, best["gpu_us"][k], cand, best, params))
-        row = max(held, key=lambda r: _SEVERITY[r["verdict"]])
-        row["calls"] = {"mine": mine["calls"], "best": theirs["calls"], "floor": floor["calls"]}
+        if theirs is not None:
+            held.append(_held(k, mine, theirs, best["gpu_us"][k], cand, best, params))
+        row = max(held, key=lambda r: (_SEVERITY[r["verdict"]], r["unseen_delta_us"] - r["allow_us"]))
+        row["calls"] = {"mine": mine["calls"], "best": (theirs or floor)["calls"], "floor": floor["calls"]}
         if len(set(row["calls"].values())) > 1 and row["verdict"] == "ok":
             row.update(verdict="unresolved", unresolved_by="batch sizes")  # other sizes share out other costs
         host = (cand.bound.get("bound_host_us") or {}).get(k)
@@ -676,10 +679,11 @@ def _unseen_note(verdict: str, rows: list[dict], pooled: dict | None = None) -> 
 
 def _sizes(calls: dict) -> str:
     """Why batches of other sizes are not compared, and how to settle it."""
+    again = "the best" if calls["mine"] != calls["best"] else "the version with the least unseen time"
     return (
         f"; batched {calls['mine']} calls against the best's {calls['best']} (the least unseen time's: "
         f"{calls['floor']}): a batch's fixed costs are shared over its calls, so these are not compared; measure "
-        "the best again beside it (snakemake -R results/<best>/bench.csv)"
+        f"{again} again beside it (snakemake -R results/<version>/bench.csv)"
     )
 
 

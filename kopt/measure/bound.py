@@ -329,9 +329,13 @@ def bound_se(xs: list[float], estimate: str = "faster-half") -> float:
 
 def _faster_half_median(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """``lower_half``'s median along ``axis`` (vectorized for the bootstrap's resamples)."""
-    n = x.shape[axis]
-    keep = max(min(3, n), (n + 1) // 2)
+    keep = _faster_half(x.shape[axis])
     return np.median(np.sort(x, axis=axis).take(range(keep), axis=axis), axis=axis)
+
+
+def _faster_half(n: int) -> int:
+    """How many of ``n`` batches are the faster half: at least 3 where there are."""
+    return max(min(3, n), (n + 1) // 2)
 
 
 _ESTIMATES = {"faster-half": _faster_half_median, "all": np.median}
@@ -344,8 +348,7 @@ def lower_half(xs: list[float]) -> list[float]:
     them at 376.9-582.5, and their median 384.5 left the version unresolved
     (docs/runs/h100-bound/session10/fresh-17/); no batch is faster than its calls' work, which every
     call's check shows was done inside the clock."""
-    ranked = sorted(xs)
-    return ranked[: max(min(3, len(ranked)), (len(ranked) + 1) // 2)]
+    return sorted(xs)[: _faster_half(len(xs))]
 
 
 def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
@@ -356,7 +359,6 @@ def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
     lo, hi = int(opts.get("bound_batches_min", 6)), int(opts.get("bound_batches_max", 12))
     target = float(opts.get("bound_target_pct", 0.25)) / 100 * max(est_us, 0.0)
     estimate = opts.get("bound_estimate", "faster-half")
-    kept = lower_half if estimate == "faster-half" else list
     runs: list[dict] = []
     if trial.device == "cuda":
         trial.flush_l2()  # its buffer allocated before the first batch's clock, not inside it
@@ -367,7 +369,7 @@ def bound_calls(trial: Trial, key: str, opts: dict, est_us: float) -> dict:
                 break
     us = [r["us"] for r in runs]
     return {
-        "bound_us": float(np.median(kept(us))),
+        "bound_us": float(_ESTIMATES[estimate](np.asarray(us))),
         "bound_se_us": bound_se(us, estimate) if len(us) >= 3 else None,
         "bound_calls": k,
         "bound_host_us": float(np.median([r["host_us"] for r in runs])),

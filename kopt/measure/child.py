@@ -62,7 +62,7 @@ def _prepare(req: dict, progress: Progress, proc):
 
     device = harness.select_device(req["device"])
     progress.device(device)
-    reference.without_tf32()  # the judge's own float32 references (the bound's checks, a float32 fallback)
+    reference.set_tf32(False)  # the judge's own float32 references (the bound's checks, a float32 fallback)
     ref = variants.load_reference(req["ref"])
     _go(req, device, proc)
     return device, ref, proc
@@ -85,8 +85,20 @@ def _go(req: dict, device: str, proc) -> None:
     )
     # torch's TF32 switches as set for the kernel and as its process read them after importing it
     # (its own word, a tripwire: the gate's tolerance is what catches a version that turns them on)
-    proc.precision = {"tf32_allowed": bool(req.get("tf32", False)), "reported": answer.get("tf32")}
+    proc.precision = {"tf32_allowed": bool(req.get("tf32", False)), "reported": _switches(answer.get("tf32"))}
     proc.where = None
+
+
+def _switches(said) -> dict | None:
+    """The kernel's process's word on its TF32 switches, kept to what was asked: two booleans and a
+    short precision name (anything else it answers is not recorded)."""
+    if not isinstance(said, dict):
+        return None
+    out = {k: said[k] for k in ("matmul", "cudnn") if isinstance(said.get(k), bool)}
+    precision = said.get("float32_matmul_precision")
+    if isinstance(precision, str) and precision in ("highest", "high", "medium"):
+        out["float32_matmul_precision"] = precision
+    return out
 
 
 def _opts(req: dict) -> dict:

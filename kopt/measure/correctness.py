@@ -11,13 +11,8 @@ from kopt.measure.trial import Trial
 def check_config(ref, proc: KernelProcess, item: dict, *, seeds: int, device: str, opts: dict) -> dict:
     key = item["key"]
     trial = Trial(ref, proc, item, device=device, opts=opts, phase="correctness")
-    rec = {
-        "config": item["config"],
-        "key": key,
-        "class": item["class"],
-        "atol": trial.config_tolerance()["atol"],
-        "rtol": trial.config_tolerance()["rtol"],
-    }
+    tol = trial.config_tolerance()
+    rec = {"config": item["config"], "key": key, "class": item["class"], "atol": tol["atol"], "rtol": tol["rtol"]}
     rec["seeds"] = []
     for _ in range(seeds):
         s, d = trial.prepare()

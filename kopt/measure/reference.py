@@ -106,20 +106,22 @@ def _tolerance(tol) -> dict | None:
     if tol is None:
         return None
     ok = isinstance(tol, dict) and set(tol) == {"atol", "rtol"}
-    if not ok or not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in tol.values()):
+    ok = ok and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in tol.values())
+    if not ok or min(tol.values()) < 0:
         raise KernelFault(
             f"ref.py: setup()'s 'tolerance' must be {{'atol': a, 'rtol': r}}, two numbers >= 0, not {tol!r}"
         )
     return {k: float(v) for k, v in tol.items()}
 
 
-def without_tf32() -> None:
-    """torch's TF32 switches off in the judge's process: its float32 references (the bound's
-    checks on the GPU, a reference too big for float64) at float32, not at TF32's 10-bit mantissa,
-    which torch's convolutions use by default."""
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
+def set_tf32(on: bool) -> None:
+    """torch's TF32 switches (float32 matmuls and convolutions at TF32's 10-bit mantissa, which
+    torch's convolutions use by default): off in the judge's process, for its float32 references
+    (the bound's checks on the GPU, a reference too big for float64); in the kernel's process, off
+    unless target.yaml's ``tf32`` (kopt.inside.serve)."""
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+    torch.set_float32_matmul_precision("high" if on else "highest")
 
 
 def returned_tensors(ret) -> Any:

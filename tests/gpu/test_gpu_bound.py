@@ -148,8 +148,7 @@ def test_work_moved_to_the_host_is_never_kept(softmax, honest, tmp_path, attack_
     assert "under Nsight Compute" in attack_log.read_text(), "the attack never ran under Nsight Compute"
     comps = _fold(softmax, [*honest, ("v1", *cheat)])
     assert comps[1]["decision"] != "keep", comps[1]
-    if comps[1]["reason"] in ("disputed", "unresolved"):  # unresolved: "if it moved, the host"
-        assert "the host: the process Nsight Compute wrapped" in json.dumps(comps[1]["per_class"])
+    _says_where(comps[1], "the host: the process Nsight Compute wrapped")
 
 
 @pytest.mark.parametrize("share", ["0.02", "0.05", "0.10"])
@@ -161,8 +160,15 @@ def test_copies_standing_in_for_compute_are_never_kept(cat, cat_honest, tmp_path
     assert "under Nsight Compute" in attack_log.read_text(), "the attack never ran under Nsight Compute"
     comps = _fold(cat, [*cat_honest, ("v1", *cheat)])
     assert comps[1]["decision"] != "keep", comps[1]
-    if comps[1]["reason"] in ("disputed", "unresolved"):
-        assert "copies, memsets or another GPU context" in json.dumps(comps[1]["per_class"])
+    _says_where(comps[1], "copies, memsets or another GPU context")
+
+
+def _says_where(comp: dict, where: str) -> None:
+    """Every config whose unseen time moved, or grew where only noise left it unresolved, says
+    where it went (``where``); one unresolved by its batch sizes or host-bound calls names that."""
+    rows = [u for r in comp["per_class"] for u in r.get("unseen") or []]
+    told = [u for u in rows if u["verdict"] == "moved" or (u["unresolved_by"] == "noise" and u["unseen_delta_us"] > 0)]
+    assert all(where in (u["where"] or "") for u in told), told
 
 
 def test_work_moved_to_another_process_fails_with_the_process_named(softmax, honest, tmp_path, attack_log, monkeypatch):

@@ -850,3 +850,16 @@ def test_a_candidates_bound_is_no_more_precise_than_the_bests():
     assert comps[1]["per_class"][0]["unseen"][0]["verdict"] == "unresolved"
     comps, _ = fold([outside("v0", 100.0, 300.0, se=0.3), outside("v1", 70.0, 279.0, se=0.3)], P)
     assert comps[1]["per_class"][0]["unseen"][0]["verdict"] == "ok"  # a precise best: precise both
+
+
+def test_pooling_a_class_takes_the_comparison_with_the_best_where_both_are_unresolved():
+    """The diff's review: where both comparisons said "unresolved", the floor's row (its allowance
+    from the fall since the baseline) was the one pooled, so v2 moving 1000 us of v1's work with
+    its errors made wide (1200 us) was pooled "ok" over two configs and kept. The row further over
+    its allowance is pooled now: the best's."""
+    v0 = _class_of_two("v0", (12344.0, 12500.0), (12344.0, 12500.0), se=1.0)
+    v1 = _class_of_two("v1", (1970.0, 2230.0), (1970.0, 2230.0), se=1.0)
+    v2 = _class_of_two("v2", (970.0, 2230.0), (970.0, 2230.0), se=1200.0)
+    comps, st = fold([v0, v1, v2], P)
+    assert comps[1]["decision"] == "keep"
+    assert comps[2]["decision"] != "keep" and st["best"]["version"] == "v1", comps[2]["per_class"][0]["note"]
