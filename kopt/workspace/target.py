@@ -86,9 +86,9 @@ class Workspace:
     seeds: int
     dtype_column: str
     versions: list[Version]
-    tf32: bool = False  # target.yaml's: torch's TF32 switches on in the kernel's process, float32 held to TF32_TOL
     command: Any = None  # kopt.workspace.command.CommandSpec for a target of kind command
     drafts: list[str] = field(default_factory=list)  # the last versions, still saying TODO: not run
+    tf32: bool = False  # target.yaml's: torch's TF32 switches on in the kernel's process, float32 held to TF32_TOL
 
     @property
     def ref(self) -> Path:
