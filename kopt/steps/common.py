@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kopt.profilers.gpus import detect_gpu
 from kopt.workspace.provenance import StaleResult
-from kopt.workspace.target import TF32_TOL, Workspace, WorkspaceError, _widest, config_class, config_key
+from kopt.workspace.target import Workspace, WorkspaceError, config_class, config_key
 
 
 def config_items(ws: Workspace, configs: list[dict]) -> list[dict]:
@@ -23,16 +23,11 @@ def config_items(ws: Workspace, configs: list[dict]) -> list[dict]:
             "config": c,
             "key": config_key(c),
             "class": config_class(c, ws.class_by),
-            "tol": _widest(ws.tolerance(c), TF32_TOL) if ws.tf32 and _float32(ws, c) else ws.tolerance(c),
+            "tol": ws.tolerance(c),
             "tolerances": ws.output_tolerances(),
         }
         for c in configs
     ]
-
-
-def _float32(ws: Workspace, cfg: dict) -> bool:
-    """A config whose dtype column says float32, or none at all (its outputs' dtype decides then)."""
-    return str(cfg.get(ws.dtype_column, "float32")) in ("float32", "fp32")
 
 
 def read_builds(builds: list[str]) -> list[dict]:
