@@ -176,10 +176,41 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
         if clock:
             progress.phase("clock")  # then "clock <config>" per config, "clock records" (the timeline)
             _clock(req, prepared, bench, clock, progress)
-        return {"correctness": checked, "bench": bench}
+        out = {"correctness": checked, "bench": bench}
+        if req.get("profile") and prepared[0] == "cpu":
+            out["profile"] = _profile_here(req, progress, prepared)
+        return out
     finally:
         if clock:
             clock.end()
+
+
+def _profile_here(req: dict, progress: Progress, prepared) -> dict:
+    """On the CPU, the profile (the Triton interpreter's wall time per class: no profiler, no GPU)
+    in this kernel process, after the bench: a profile child would import torch and triton twice
+    more (a judge and a kernel process) to time the same interpreter again, 5-6 s of CPU a version.
+    ``{"ok": True, "result": <task_profile's>}`` or the fault that ended it: a failure here is the
+    profile's, never the gate's or the bench's. Off the CPU the profile has a child of its own,
+    which a profiler may wrap (kopt.steps.measure)."""
+    progress.phase("profile")  # (kopt.steps.bench.phases: the bench had ended by then)
+    try:
+        return {"ok": True, "result": _profile({**req, **req["profile"]}, _Marks(progress), prepared)}
+    except KernelFault as e:
+        return {"ok": False, "error": str(e)}
+
+
+class _Marks(Progress):
+    """A progress that only marks the timeline: the profile's steps inside another task's phase,
+    its records none of that task's."""
+
+    def __init__(self, progress: Progress):
+        self.f = progress.f
+
+    def phase(self, name: str, env: dict | None = None) -> None:
+        self.start(name)
+
+    def record(self, rec: dict) -> None:
+        pass
 
 
 def _clock_processes(req: dict, device: str):
@@ -252,13 +283,18 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
 def task_profile(req: dict, progress: Progress, proc) -> dict:
     """Every class of a version in one kernel process: its largest config, profiled by torch.profiler
     or, when ``req["tool"]`` names a profiler wrapping that process, by NVTX-ranged calls."""
+    return _profile(req, progress, _prepare(req, progress, proc))
+
+
+def _profile(req: dict, progress: Progress, prepared) -> dict:
+    """task_profile's work on a kernel process that has imported the kernel (``prepared``)."""
     import contextlib
 
     from kopt.measure.boundary import copy_report
     from kopt.measure.environment import environment
     from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls
 
-    device, ref, proc = _prepare(req, progress, proc)
+    device, ref, proc = prepared
     progress.start("environment")  # the timeline: the kernel imported by now
     raw = Path(req["raw_dir"])
     raw.mkdir(parents=True, exist_ok=True)

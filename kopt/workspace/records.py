@@ -52,6 +52,17 @@ class ConfigItem(Closed):
     tolerances: dict | None = None
 
 
+class ProfileHere(Closed):
+    """On the CPU, the profile run by the check-then-time child in its own kernel process, after the
+    bench (kopt.measure.child._profile_here): the profile request's own settings."""
+
+    raw_dir: str
+    asm_dir: str
+    calls: int
+    opts: dict
+    inputs: dict
+
+
 class ChildRequest(Closed):
     ref: str
     kernel: str
@@ -72,6 +83,7 @@ class ChildRequest(Closed):
     call_timeout_s: float | None = None  # the judge's limit on one answer of the kernel's process
     clock: str | None = None  # Nsight Compute's executable: the clock that decides (kopt.measure.outside_clock)
     tf32: bool = False  # target.yaml's: torch's TF32 switches left on in the kernel's process
+    profile: ProfileHere | None = None  # check_then_time on the CPU: the profile after the bench
 
 
 class HardwareRequest(Closed):

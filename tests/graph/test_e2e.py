@@ -99,7 +99,7 @@ def test_compare_is_a_fold_over_the_chain(project):
     assert v5["repair_of"] == "v4" and v5["reason"] not in {"incorrect", "failed", "repair-limit"}
     assert v5["decision"] in {"keep", "discard", "split-recommended"} and v5["per_class"]
     # the split routes N=256 to v3 and the rest to v1, and is decided like a candidate aimed at N=256
-    assert v6["dispatch"]["routes"]["M=48,N=256,dtype=float32"] == "v3"
+    assert v6["dispatch"]["routes"]["M=20,N=256,dtype=float32"] == "v3"
     assert v6["dispatch"]["routes"]["M=8,N=2048,dtype=float32"] == "v1"
     routed_away = sorted({k.split(",")[1] for k, use in v6["dispatch"]["routes"].items() if use != v6["best_before"]})
     assert v6["dispatch"]["new_kernel_classes"] == routed_away  # it targets what it sends to another kernel

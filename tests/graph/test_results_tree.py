@@ -22,8 +22,8 @@ def _second_workspace(project: Path) -> Path:
     shutil.copytree(project / "examples" / "softmax", b)
     t = b / "target.yaml"
     text = t.read_text()
-    assert "name: softmax" in text and "M: 48" in text
-    t.write_text(text.replace("name: softmax", "name: softmax_b").replace("M: 48", "M: 40"))
+    assert "name: softmax" in text and "M: 20" in text
+    t.write_text(text.replace("name: softmax", "name: softmax_b").replace("M: 20", "M: 24"))
     for k in b.glob("kernels/v*"):
         if k.stem != "v0":
             k.unlink()

@@ -1,8 +1,12 @@
 """Rule `measure` (kopt.steps.measure): the check-then-time child and the profile child start
 together; the profile child waits off the device until the first has ended, and runs only for a
-version that passed its correctness gate. On the CPU through the Triton interpreter."""
+version that passed its correctness gate. On the CPU through the Triton interpreter: there, with no
+profiler wrapping it, the first child's kernel process runs the profile too (one process, not
+three); the two children's path is taken here under a stand-in profiler's command (`env`)."""
 
 import json
+
+import pytest
 
 from kopt.measure.runner import Child, ChildOutcome
 from kopt.steps import measure as step
@@ -46,8 +50,22 @@ def _measure(tiny, tmp_path, run_params, kernel=None, profiler="auto"):
     )
 
 
-def test_the_profile_child_starts_with_the_first_and_runs_after_it(tiny, tmp_path, run_params):
-    m = _measure(tiny, tmp_path, run_params)
+def _under_a_profilers_command(monkeypatch, run_params) -> dict:
+    """The profile's backend made Nsight Compute's, its command `env` (which runs the child
+    unchanged): the two children's path, as on a GPU. The params to measure with."""
+    from kopt.profilers import ncu
+    from kopt.steps import profile
+
+    monkeypatch.setattr(profile, "choose_backend", lambda requested, device: "ncu")
+    real = profile.shutil.which
+    monkeypatch.setattr(profile.shutil, "which", lambda tool: "/usr/bin/ncu" if tool == "ncu" else real(tool))
+    monkeypatch.setattr(ncu, "command", lambda tool, csv_path, **kw: ["env", f"KOPT_TOOL_OUT={csv_path}"])
+    # the clock that decides finds its ncu through the same shutil.which: on a GPU it would run "/usr/bin/ncu"
+    return {**run_params, "bench": {**run_params["bench"], "clock": "in-process"}}
+
+
+def test_the_profile_child_starts_with_the_first_and_runs_after_it(tiny, tmp_path, run_params, monkeypatch):
+    m = _measure(tiny, tmp_path, _under_a_profilers_command(monkeypatch, run_params), profiler="ncu")
     assert m.correctness["status"] == "pass" and (m.bench["status"] == "ok").all()
     assert m.profile["status"] == "ok" and [c["class"] for c in m.profile["classes"]] == ["N=64", "N=512"]
     first = json.loads((tmp_path / "out" / "bench.json").read_text())["provenance"]["child_timeline"]
@@ -58,42 +76,68 @@ def test_the_profile_child_starts_with_the_first_and_runs_after_it(tiny, tmp_pat
     # (what the overlap saves is measured on the GPU, docs/runs/h100-turnaround-30s/, not asserted here)
 
 
-def test_an_incorrect_version_is_not_profiled_and_its_waiting_child_is_stopped(tiny, tmp_path, run_params, monkeypatch):
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_an_incorrect_version_is_not_profiled_and_its_waiting_child_is_stopped(
+    tiny, tmp_path, run_params, monkeypatch, wrapped
+):
     seen = _watched(monkeypatch)
-    m = _measure(tiny, tmp_path, run_params, BAD / "wrong.py")
+    params = _under_a_profilers_command(monkeypatch, run_params) if wrapped else run_params
+    m = _measure(tiny, tmp_path, params, BAD / "wrong.py", profiler="ncu" if wrapped else "auto")
     assert m.correctness["status"] == "incorrect" and (m.bench["status"] == "skipped").all()
     assert m.profile["status"] == "skipped" and m.profile["error"].startswith("not profiled: correctness incorrect")
-    assert [(c["task"], c["held"], c["went"]) for c in seen] == [
-        ("check_then_time", True, True),
-        ("profile", True, False),
-    ]
+    expected = [("check_then_time", True, True)] + ([("profile", True, False)] if wrapped else [])
+    assert [(c["task"], c["held"], c["went"]) for c in seen] == expected
     assert all(_gone(c["pid"]) for c in seen)
 
 
-def test_no_idle_gpu_fails_the_version_and_stops_both_children(tiny, tmp_path, run_params, monkeypatch):
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_no_idle_gpu_fails_the_version_and_stops_both_children(tiny, tmp_path, run_params, monkeypatch, wrapped):
     seen = _watched(monkeypatch)
+    params = _under_a_profilers_command(monkeypatch, run_params) if wrapped else run_params
     why = "gate: no idle GPU after 3600 s and 7 checks (limit 3600 s): GPU 0: 1 compute process(es)"
     monkeypatch.setattr(step, "gate_for", lambda params: ChildOutcome("gate", error=why, gate={"gate": "timeout"}))
-    m = _measure(tiny, tmp_path, run_params)
+    m = _measure(tiny, tmp_path, params, profiler="ncu" if wrapped else "auto")
     assert m.correctness["status"] == "failed" and m.correctness["error"].startswith("gate: no idle GPU")
     assert m.profile["status"] == "skipped" and "gate: no idle GPU" in m.profile["error"]
-    assert [c["went"] for c in seen] == [False, False] and all(_gone(c["pid"]) for c in seen)
+    assert [c["went"] for c in seen] == [False] * (2 if wrapped else 1) and all(_gone(c["pid"]) for c in seen)
+
+
+def test_on_the_cpu_one_kernel_process_checks_times_and_profiles(tiny, tmp_path, run_params, monkeypatch):
+    """No profiler on the CPU: the first child's kernel process times the interpreter again after its
+    bench, instead of a profile child and a second kernel process importing torch and triton again."""
+    seen = _watched(monkeypatch)
+    m = _measure(tiny, tmp_path, run_params)
+    assert [(c["task"], c["held"], c["went"]) for c in seen] == [("check_then_time", True, True)]
+    assert m.correctness["status"] == "pass" and (m.bench["status"] == "ok").all()
+    assert m.profile["status"] == "ok" and m.profile["backend"] == "cpu-interpreter"
+    assert [c["class"] for c in m.profile["classes"]] == ["N=64", "N=512"]
+    assert all(c["wall_us_per_call"] > 0 and len(c["seeds"]) == 2 for c in m.profile["classes"])  # cpu_samples
+    timeline = m.profile["provenance"]["child_timeline"]
+    assert [k for k in timeline if ": " not in k] == ["go", "ready", "correctness", "bench", "profile", "end"]
+    assert "profile: class N=512" in timeline
+
+
+def test_a_kernel_that_dies_while_profiled_on_the_cpu_keeps_its_gate_and_bench(tiny, tmp_path, run_params, monkeypatch):
+    """Its process crashes on the last profiled call: the profile fails, naming the crash; the gate's
+    verdict and the bench's timings, made before, stand."""
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv("KOPT_TEST_CALLS_LOG", str(calls))
+    monkeypatch.setenv("KOPT_KERNEL_WRITABLE", str(tmp_path))  # the sandbox lets the fixture log there
+    (tmp_path / "all").mkdir()
+    m = _measure(tiny, tmp_path / "all", run_params, BAD / "dies_after_calls.py")
+    assert m.profile["status"] == "ok"
+    monkeypatch.setenv("KOPT_TEST_DIE_AFTER", str(len(calls.read_text().split()) - 1))
+    (tmp_path / "dies").mkdir()
+    m = _measure(tiny, tmp_path / "dies", run_params, BAD / "dies_after_calls.py")
+    assert m.correctness["status"] == "pass" and (m.bench["status"] == "ok").all(), m.bench["error"].tolist()
+    assert m.profile["status"] == "failed" and "SIGSEGV" in m.profile["error"], m.profile["error"]
 
 
 def test_the_profile_child_runs_under_the_profilers_command(tiny, tmp_path, run_params, monkeypatch):
     """As under Nsight Compute: the profile child is started held under the tool's command prefix
     (here `env`, which runs it unchanged), and its figures are the tool's."""
-    from kopt.profilers import ncu
-    from kopt.steps import profile
-
     seen = _watched(monkeypatch)
-    monkeypatch.setattr(profile, "choose_backend", lambda requested, device: "ncu")
-    real = profile.shutil.which
-    monkeypatch.setattr(profile.shutil, "which", lambda tool: "/usr/bin/ncu" if tool == "ncu" else real(tool))
-    monkeypatch.setattr(ncu, "command", lambda tool, csv_path, **kw: ["env", f"KOPT_TOOL_OUT={csv_path}"])
-    # the clock that decides finds its ncu through the same shutil.which: on a GPU it would run "/usr/bin/ncu"
-    params = {**run_params, "bench": {**run_params["bench"], "clock": "in-process"}}
-    m = _measure(tiny, tmp_path, params, profiler="ncu")
+    m = _measure(tiny, tmp_path, _under_a_profilers_command(monkeypatch, run_params), profiler="ncu")
     assert [(c["task"], c["wrapper"]) for c in seen] == [
         ("check_then_time", None),
         ("profile", ["env", f"KOPT_TOOL_OUT={tmp_path / 'out' / 'profile' / 'raw' / 'ncu_details.csv'}"]),
