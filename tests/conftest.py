@@ -1,5 +1,6 @@
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,8 +25,10 @@ except ImportError:
     collect_ignore.append("gpu")
 # The graph through the SLURM profile needs a SLURM cluster: CI starts a single-node one
 # (tools/slurm_local.sh) and sets KOPT_SLURM=1; elsewhere the test is not collected.
-if os.environ.get("KOPT_SLURM") != "1":
+SLURM = os.environ.get("KOPT_SLURM") == "1"
+if not SLURM:
     collect_ignore.append("graph/test_slurm.py")
+SLURM_TARGET = "results/v1/compare.json"
 
 
 @pytest.fixture
@@ -104,3 +107,27 @@ def softmax_graph(shared_root):
         return once_per_run(shared_root, f"softmax-{stage}", build)
 
     return built
+
+
+@pytest.fixture(scope="session", autouse=SLURM)
+def slurm_graph(shared_root) -> Path:
+    """The project whose graph goes through profiles/slurm (tests/graph/test_slurm.py), started in
+    the background as the test run starts, by whichever xdist worker comes first; its command's
+    output goes to slurm.log, its exit status to slurm.rc when it ends. Its jobs mostly wait on
+    SLURM (a sbatch call, then squeue's polls: 205 s in CI, little of it CPU), which held one of the
+    two workers nearly idle while the test ran it; the test waits for it instead."""
+    from filelock import FileLock  # the test extra's (pyproject.toml), and torch's
+
+    folder = shared_root / "slurm"
+    with FileLock(str(shared_root / "slurm.lock")):
+        if not folder.exists():
+            folder.mkdir()
+            copy_project(folder)  # profiles/ with it (slurm and the workflow's default)
+            # squeue polled a second after each submission, not the profile's 5 s
+            cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm"]
+            cmd += ["--slurm-init-seconds-before-status-checks", "1", SLURM_TARGET, "--config", "device=cpu"]
+            script = '"$@" > slurm.log 2>&1; echo $? > slurm.rc.part && mv slurm.rc.part slurm.rc'
+            subprocess.Popen(
+                ["sh", "-c", script, "sh", *cmd], cwd=folder, start_new_session=True, stdin=subprocess.DEVNULL
+            )
+    return folder

@@ -4,24 +4,15 @@ the two bookkeeping localrules runs as a SLURM job, and the results are the same
 
 import json
 import re
-import subprocess
-import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import copy_project
-
 pytestmark = pytest.mark.e2e
 
-TARGET = "results/v1/compare.json"
 COMPUTED = {"reference", "hardware", "measure", "recorded", "bottleneck", "compare"}
 LOCAL = {"owner", "settings"}  # localrules: small files written on the submitting host
-
-
-def _run(project: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "snakemake", *args, TARGET, "--config", "device=cpu"]
-    return subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=900)
 
 
 def _tree(results: Path) -> set[str]:
@@ -35,15 +26,18 @@ def _tree(results: Path) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, softmax_graph):
-    slurm = copy_project(tmp_path_factory.mktemp("slurm"))  # profiles/ with it (slurm and the workflow's default)
-    # squeue polled a second after each submission, not the profile's 5 s (the plugin then adds
-    # 10 s a poll that sees no job end); alone this run took 2m02 (12-17 s a level of the graph),
-    # in CI 205 s
-    p = _run(slurm, "--profile", "profiles/slurm", "--slurm-init-seconds-before-status-checks", "1")
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    local = softmax_graph("v1")  # TARGET run locally: this test run's shared build (tests/conftest.py), read only
-    return slurm, p.stdout + p.stderr, local
+def runs(slurm_graph, softmax_graph):
+    """SLURM_TARGET through profiles/slurm (started in the background as the test run started:
+    tests/conftest.py, slurm_graph; alone it took 2m02, 12-17 s a level of the graph, in CI 205 s),
+    and the same target run locally (this test run's shared build, read only)."""
+    rc = slurm_graph / "slurm.rc"
+    deadline = time.monotonic() + 900
+    while not rc.is_file() and time.monotonic() < deadline:
+        time.sleep(2)
+    log = (slurm_graph / "slurm.log").read_text()
+    assert rc.is_file(), "the SLURM graph ran over 900 s:\n" + log[-3000:]
+    assert rc.read_text().strip() == "0", log[-6000:]
+    return slurm_graph, log, softmax_graph("v1")
 
 
 def test_every_computing_rule_ran_as_a_slurm_job(runs):
