@@ -136,9 +136,8 @@ def phases(outcome: ChildOutcome) -> tuple[ChildOutcome, ChildOutcome | None]:
         res = outcome.result
         check = ChildOutcome("ok", result=res["correctness"], **shared)
         return check, (ChildOutcome("ok", result=res["bench"], **shared) if res["bench"] else None)
-    if outcome.phase not in ("bench", "profile") and not str(outcome.phase).startswith(
-        "clock"
-    ):  # failed before or while checking
+    timed = outcome.phase in ("bench", "profile") or str(outcome.phase).startswith("clock")
+    if not timed:  # failed before or while checking
         return outcome, None
     first = outcome.phases["bench"]
     checked_part = {"device": outcome.device, "env": outcome.env, "configs": outcome.records[:first]}
