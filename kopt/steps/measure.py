@@ -114,7 +114,11 @@ def measure(
 def _profiled_here(checked: ChildOutcome) -> ChildOutcome:
     """The profile the first child ran after its bench, on the CPU (kopt.measure.child._profile_here),
     as a profile child's outcome; its timeline is the first child's."""
-    here = (checked.result or {}).get("profile") or {"ok": False, "error": checked.error or "the check ran no profile"}
+    why = checked.error or (
+        f"the profile was planned for the CPU (no GPU found), but the check ran on {checked.device}: "
+        "set device: cuda, or cpu, in the config"
+    )
+    here = (checked.result or {}).get("profile") or {"ok": False, "error": why}
     shared = {"device": checked.device, "gate": checked.gate, "timeline": checked.timeline}
     if here["ok"]:
         return ChildOutcome("ok", result=here["result"], **shared)
