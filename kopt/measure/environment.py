@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kopt import __version__
 from kopt.profilers.gpus import query_gpu, smi, snapshot
-from kopt.workspace.provenance import library_versions, now
+from kopt.workspace.provenance import library_versions, now, package_version
 
 
 def environment(device: str) -> dict:
@@ -23,7 +23,7 @@ def environment(device: str) -> dict:
         "host": platform.node(),
         "platform": platform.platform(),
         "libraries": library_versions(),
-        "triton": triton_version(),
+        "triton": package_version("triton"),
     }
     if device == "cuda":
         smi_now = query_gpu(["driver_version", "clocks.sm", "clocks.max.sm"])
@@ -42,17 +42,6 @@ def environment(device: str) -> dict:
     else:
         env.update(gpu=None, cpu=platform.processor() or platform.machine(), note="Triton interpreter on CPU")
     return env
-
-
-def triton_version() -> str | None:
-    """Triton's installed version, read from its package record: importing triton would cost a
-    judge 0.3 s of CPU a process for a string (the kernel's process imports it, the judge need not)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("triton")
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def machine(props) -> str | None:
@@ -100,7 +89,7 @@ def bytecode() -> dict:
 def collect(device: str) -> dict:
     import torch
 
-    triton_v = triton_version()
+    triton_v = package_version("triton")
     try:
         import snakemake
 
