@@ -156,9 +156,14 @@ def recorded_files(wildcards):
 
 
 def parent_files(wildcards):
-    """The parent's kernel (for the diff size)."""
+    """The parent's kernel (for the diff size) and bottleneck (for the experience log)."""
     parent = WS.version(wildcards.version).parent
-    return {} if parent is None else {"parent_kernel": str(WS.version(parent).kernel)}
+    if parent is None:
+        return {}
+    return {
+        "parent_kernel": str(WS.version(parent).kernel),
+        "parent_bottleneck": f"results/{parent}/bottleneck.json",
+    }
 
 
 def previous_compare(wildcards):

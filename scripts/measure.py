@@ -7,7 +7,7 @@ from kopt.steps.measure import measure, since_start
 from kopt.workspace.provenance import check_made_from
 from kopt.workspace.settings import read as read_settings
 
-redirect_log(snakemake.log[0])
+redirect_log(snakemake.log.check)
 i, o = snakemake.input, snakemake.output
 with one_line_faults():
     check_made_from(i.reference, ref=i.ref, target=i.target)
@@ -17,7 +17,9 @@ m = measure(
     version=version,
     target=i.target,
     kernel=i.kernel,
-    log=snakemake.log[0],
+    profile_dir=o.profile,
+    asm_dir=o.asm,
+    logs={"check": snakemake.log.check, "profile": snakemake.log.profile},
     params=read_settings(i.settings),
     profile_settings=read_settings(i.profile_settings),
     hardware_json=i.hardware,
@@ -28,6 +30,10 @@ print(
     + (f": {m.correctness['error']}" if m.correctness["error"] else "")
 )
 print(m.bench.to_string())
+print(
+    f"{version}: profile {m.profile['status']} ({m.profile['backend']})"
+    + (f": {m.profile['error']}" if m.profile["error"] else "")
+)
 m.timeline["printed"] = since_start()
 print(
     f"{version}: rule measure's timeline (s since its process started): "

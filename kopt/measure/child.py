@@ -190,8 +190,8 @@ def _profile_here(req: dict, progress: Progress, prepared) -> dict:
     in this kernel process, after the bench: a profile child would import torch and triton twice
     more (a judge and a kernel process) to time the same interpreter again, 5-6 s of CPU a version.
     ``{"ok": True, "result": <task_profile's>}`` or the fault that ended it: a failure here is the
-    profile's, never the gate's or the bench's (rule `profile` writes it from bench.json). Off the
-    CPU the profile has a child of its own, which a profiler may wrap (kopt.steps.profile)."""
+    profile's, never the gate's or the bench's. Off the CPU the profile has a child of its own,
+    which a profiler may wrap (kopt.steps.measure)."""
     progress.phase("profile")  # (kopt.steps.bench.phases: the bench had ended by then)
     try:
         return {"ok": True, "result": _profile({**req, **req["profile"]}, _Marks(progress), prepared)}
