@@ -3,7 +3,8 @@ rule measure:
     seeds, float64 reference, poisoned outputs), then, only when every config passed, the timing per
     config; a second profiles every class (under Nsight Compute, NVTX ranges per class, else
     torch.profiler). Both start together; the second waits, off the GPU, until the first has ended.
-    On the CPU (no profiler), the first child's kernel process profiles after its bench instead.
+    On the CPU (no profiler), the first child's kernel process profiles after its bench instead,
+    from the bench's own calls.
     """
     input:
         fresh=rebuilt_if_stale("results/{version}/correctness.json"),

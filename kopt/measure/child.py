@@ -178,23 +178,25 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
             _clock(req, prepared, bench, clock, progress)
         out = {"correctness": checked, "bench": bench}
         if req.get("profile") and prepared[0] == "cpu":
-            out["profile"] = _profile_here(req, progress, prepared)
+            out["profile"] = _profile_here(req, progress, prepared, bench)
         return out
     finally:
         if clock:
             clock.end()
 
 
-def _profile_here(req: dict, progress: Progress, prepared) -> dict:
+def _profile_here(req: dict, progress: Progress, prepared, bench: dict) -> dict:
     """On the CPU, the profile (the Triton interpreter's wall time per class: no profiler, no GPU)
-    in this kernel process, after the bench: a profile child would import torch and triton twice
-    more (a judge and a kernel process) to time the same interpreter again, 5-6 s of CPU a version.
-    ``{"ok": True, "result": <task_profile's>}`` or the fault that ended it: a failure here is the
-    profile's, never the gate's or the bench's. Off the CPU the profile has a child of its own,
-    which a profiler may wrap (kopt.steps.measure)."""
+    in this kernel process, after the bench, from the bench's own timed calls (``bench``): a profile
+    child would import torch and triton twice more (a judge and a kernel process) to time the same
+    interpreter again, 5-6 s of CPU a version, and more calls here 1.7 s more. ``{"ok": True,
+    "result": <task_profile's>}`` or the fault that ended it: a failure here is the profile's, never
+    the gate's or the bench's. Off the CPU the profile has a child of its own, which a profiler may
+    wrap (kopt.steps.measure)."""
     progress.phase("profile")  # (kopt.steps.bench.phases: the bench had ended by then)
+    timed = {c["key"]: c for c in bench["configs"]}
     try:
-        return {"ok": True, "result": _profile({**req, **req["profile"]}, _Marks(progress), prepared)}
+        return {"ok": True, "result": _profile({**req, **req["profile"]}, _Marks(progress), prepared, timed)}
     except KernelFault as e:
         return {"ok": False, "error": str(e)}
 
@@ -286,13 +288,15 @@ def task_profile(req: dict, progress: Progress, proc) -> dict:
     return _profile(req, progress, _prepare(req, progress, proc))
 
 
-def _profile(req: dict, progress: Progress, prepared) -> dict:
-    """task_profile's work on a kernel process that has imported the kernel (``prepared``)."""
+def _profile(req: dict, progress: Progress, prepared, timed: dict[str, dict] | None = None) -> dict:
+    """task_profile's work on a kernel process that has imported the kernel (``prepared``); on the
+    CPU, given the bench's records per config (``timed``), each class's figures are its config's
+    timed calls, and no call is made."""
     import contextlib
 
     from kopt.measure.boundary import copy_report
     from kopt.measure.environment import environment
-    from kopt.measure.profiled import largest_per_class, profile_class, ranged_calls
+    from kopt.measure.profiled import interpreted_class, largest_per_class, profile_class, ranged_calls
 
     device, ref, proc = prepared
     progress.start("environment")  # the timeline: the kernel imported by now
@@ -307,6 +311,9 @@ def _profile(req: dict, progress: Progress, prepared) -> dict:
         progress.start(f"config {item['key']}")
         if ranged:
             rec = ranged_calls(ref, proc, item, device, opts=_opts(req))
+        elif timed is not None and device == "cpu":
+            calls = timed[item["key"]]["samples"]
+            rec = interpreted_class(item, [c["us"] for c in calls], [c["seed"] for c in calls], names)
         else:
             rec = profile_class(
                 ref, proc, item, device, raw, opts=_opts(req), calls=int(req.get("calls", 5)), jit_names=names

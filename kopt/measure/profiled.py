@@ -71,26 +71,29 @@ def profile_class(
         )
     else:
         wall = [timed_call(trial, lab, where=f"config {item['key']}, profiled call {i}") for i in range(calls)]
-        rec.update(
-            backend="cpu-interpreter",
-            raw=[],
-            kernels=[
-                {
-                    "name": f"{n} (Triton interpreter)",
-                    "kind": "interpreted",
-                    "calls": None,
-                    "mean_us": None,
-                    "us_per_call": None,
-                    "share": None,
-                }
-                for n in jit_names
-            ],
-            wall_us_per_call=sum(w.us for w in wall) / calls,
-            gpu_us_per_call=None,
-            seeds=[w.seed for w in wall],
-            note="no GPU profiler on the CPU: wall time of the Triton interpreter, not GPU performance",
-        )
+        rec = interpreted_class(item, [w.us for w in wall], [w.seed for w in wall], jit_names)
     return rec
+
+
+def interpreted_class(item: dict, wall_us: list[float], seeds: list[int], jit_names=()) -> dict:
+    """A class's profile on the CPU: the Triton interpreter's wall time per call of its config
+    (``wall_us``, drawn with ``seeds``) and the kernels it ran (no profiler, no GPU)."""
+    kernels = [
+        {"name": f"{n} (Triton interpreter)", "kind": "interpreted", "calls": None, "mean_us": None, "us_per_call": None, "share": None}
+        for n in jit_names
+    ]  # fmt: skip
+    return {
+        "class": item["class"],
+        "config": item["config"],
+        "key": item["key"],
+        "backend": "cpu-interpreter",
+        "raw": [],
+        "kernels": kernels,
+        "wall_us_per_call": sum(wall_us) / len(wall_us),
+        "gpu_us_per_call": None,
+        "seeds": list(seeds),
+        "note": "no GPU profiler on the CPU: wall time of the Triton interpreter, not GPU performance",
+    }
 
 
 def ranged_calls(ref, proc: KernelProcess, item: dict, device: str, *, opts: dict, warmup: int = 3) -> dict:

@@ -5,8 +5,9 @@ own) is paid while the GPU gate reads the GPUs and while the first child checks 
 touches the GPU only after the first child has ended, and only when the version passed its
 correctness gate; until then it waits, importing nothing more. One gate claim covers both. On the
 CPU, where no profiler wraps a process and the profile is the Triton interpreter's wall time, the
-first child's kernel process profiles after its bench (kopt.measure.child._profile_here): two
-processes fewer, each importing torch and triton (5-6 s of CPU a version)."""
+first child's kernel process profiles after its bench, from the bench's own calls
+(kopt.measure.child._profile_here): two processes fewer, each importing torch and triton (5-6 s
+of CPU a version), and no interpreted call more."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def measure(
     if blocked:
         return not_profiled(*write_checked(blocked, Path(out_dir), ws, req, **files))
     here = prof.backend == "cpu-interpreter" and not prof.wrapper
-    if here:  # no profiler on the CPU: the first child's kernel process times the interpreter again
+    if here:  # no profiler on the CPU: the first child's kernel process profiles from its bench's calls
         req["profile"] = {k: prof.request[k] for k in ("raw_dir", "asm_dir", "calls", "opts", "inputs")}
     with contextlib.ExitStack() as children:
         first = children.enter_context(Child("check_then_time", req, log_path=logs["check"], held=True))
