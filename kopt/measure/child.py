@@ -311,7 +311,7 @@ def _profile(req: dict, progress: Progress, prepared, timed: dict[str, dict] | N
         progress.start(f"config {item['key']}")
         if ranged:
             rec = ranged_calls(ref, proc, item, device, opts=_opts(req))
-        elif timed is not None and device == "cpu":
+        elif device == "cpu" and (timed or {}).get(item["key"], {}).get("samples"):  # else its own calls
             calls = timed[item["key"]]["samples"]
             rec = interpreted_class(item, [c["us"] for c in calls], [c["seed"] for c in calls], names)
         else:

@@ -117,7 +117,7 @@ def test_on_the_cpu_one_kernel_process_checks_times_and_profiles(tiny, tmp_path,
     assert "profile: class N=512" in timeline
 
 
-def test_on_the_cpu_the_profile_is_the_bench_s_own_calls(tiny, tmp_path, run_params, monkeypatch):
+def test_on_the_cpu_the_profile_is_the_bench_s_own_calls(tiny, tmp_path, run_params):
     """The CPU's profile makes no call of its own: each class's figures are its largest config's
     timed calls in the bench (the same seeds, their mean), so the interpreter runs no extra calls."""
     import pandas as pd
