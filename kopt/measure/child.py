@@ -189,12 +189,12 @@ def _profile_here(req: dict, progress: Progress, prepared, bench: dict) -> dict:
     """On the CPU, the profile (the Triton interpreter's wall time per class: no profiler, no GPU)
     in this kernel process, after the bench, from the bench's own timed calls (``bench``): a profile
     child would import torch and triton twice more (a judge and a kernel process) to time the same
-    interpreter again, 5-6 s of CPU a version, and more calls here 1.7 s more. ``{"ok": True,
+    interpreter again, 5-6 s of CPU a version, and calls of its own here 1.7 s more. ``{"ok": True,
     "result": <task_profile's>}`` or the fault that ended it: a failure here is the profile's, never
     the gate's or the bench's. Off the CPU the profile has a child of its own, which a profiler may
     wrap (kopt.steps.measure)."""
     progress.phase("profile")  # (kopt.steps.bench.phases: the bench had ended by then)
-    timed = {c["key"]: c for c in bench["configs"]}
+    timed = {c["key"]: c["samples"] for c in bench["configs"] if c.get("samples")}
     try:
         return {"ok": True, "result": _profile({**req, **req["profile"]}, _Marks(progress), prepared, timed)}
     except KernelFault as e:
@@ -290,8 +290,8 @@ def task_profile(req: dict, progress: Progress, proc) -> dict:
 
 def _profile(req: dict, progress: Progress, prepared, timed: dict[str, dict] | None = None) -> dict:
     """task_profile's work on a kernel process that has imported the kernel (``prepared``); on the
-    CPU, given the bench's records per config (``timed``), each class's figures are its config's
-    timed calls, and no call is made."""
+    CPU, given the bench's timed calls per config (``timed``), each class's figures are its
+    config's, and no call is made (a config without them is called again)."""
     import contextlib
 
     from kopt.measure.boundary import copy_report
@@ -311,8 +311,8 @@ def _profile(req: dict, progress: Progress, prepared, timed: dict[str, dict] | N
         progress.start(f"config {item['key']}")
         if ranged:
             rec = ranged_calls(ref, proc, item, device, opts=_opts(req))
-        elif device == "cpu" and (timed or {}).get(item["key"], {}).get("samples"):  # else its own calls
-            calls = timed[item["key"]]["samples"]
+        elif device == "cpu" and item["key"] in (timed or {}):
+            calls = timed[item["key"]]
             rec = interpreted_class(item, [c["us"] for c in calls], [c["seed"] for c in calls], names)
         else:
             rec = profile_class(
