@@ -6,7 +6,8 @@
 #   bash benchmarks/h100_run.sh graph    # the example's whole graph (resumes on a warm machine)
 #   bash benchmarks/h100_run.sh checks   # rerun spread of v0, and the old harness against this one
 #   bash benchmarks/h100_run.sh clock    # the outside clock's GPU tests, keeping Nsight Compute's records (issue 31)
-#   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule; no-op reruns; start-up
+#   bash benchmarks/h100_run.sh turnaround  # v0, then one new version (v1) timed per rule, then their profiles
+#                                           and bottlenecks (they follow the decisions); no-op reruns; start-up
 #                                           (ALSO_IMAGE_PYTHON=1: v1's rules again without bytecode, as the image has it)
 #   bash benchmarks/h100_run.sh rerun    # `kopt rerun v1` of the tree in docs/runs/h100-cuda/ (RERUN_FROM, RERUN_VERSION)
 #   EXAMPLE=examples/gemm bash benchmarks/h100_run.sh example  # another example's whole graph in runs/<name>/
@@ -89,6 +90,7 @@ turnaround)
   sm() { run python3 -m snakemake --cores 1 "$@" --rerun-triggers input params code; }
   sm results/v0/compare.json > "$OUT/v0.log" 2>&1
   sm results/v1/compare.json > "$OUT/v1.log" 2>&1
+  sm results/v0/bottleneck.json results/v1/bottleneck.json > "$OUT/all.log" 2>&1  # what follows the decisions: profiles
   for v in v0 v1; do echo "== $v"; python3 benchmarks/turnaround.py "$v"; done > "$OUT/turnaround.txt" 2>&1
   for i in 1 2 3; do sm results/v1/compare.json; done > "$OUT/noop.log" 2>&1
   { run python3 -c "import snakemake.cli"; run python3 -m snakemake --version; } > "$OUT/startup.log" 2>&1
@@ -104,7 +106,7 @@ turnaround)
     { echo "== v1, every process compiling its imports (the image's setting)"; python3 benchmarks/turnaround.py v1; } >> "$OUT/turnaround.txt" 2>&1
   fi
   cat "$OUT/turnaround.txt" "$OUT/records.txt"
-  grep -h "wall\|Nothing" "$OUT/v0.log" "$OUT/v1.log" "$OUT/noop.log" "$OUT/startup.log" "$OUT"/v1_image_python.log 2>/dev/null
+  grep -h "wall\|Nothing\|^kopt: v" "$OUT/v0.log" "$OUT/v1.log" "$OUT/all.log" "$OUT/noop.log" "$OUT/startup.log" "$OUT"/v1_image_python.log 2>/dev/null
   ;;
 rerun)
   rm -rf results reruns

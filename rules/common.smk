@@ -156,14 +156,9 @@ def recorded_files(wildcards):
 
 
 def parent_files(wildcards):
-    """The parent's kernel (for the diff size) and bottleneck (for the experience log)."""
+    """The parent's kernel (for the diff size)."""
     parent = WS.version(wildcards.version).parent
-    if parent is None:
-        return {}
-    return {
-        "parent_kernel": str(WS.version(parent).kernel),
-        "parent_bottleneck": f"results/{parent}/bottleneck.json",
-    }
+    return {} if parent is None else {"parent_kernel": str(WS.version(parent).kernel)}
 
 
 def previous_compare(wildcards):

@@ -1,5 +1,7 @@
 rule compare:
-    """Keep or discard against the best so far: the fold over all earlier versions' decisions."""
+    """Keep or discard against the best so far: the fold over all earlier versions' decisions. It
+    reads no profile: the decision is written before the version is profiled (rule `profile`).
+    """
     input:
         unpack(previous_compare),
         unpack(parent_files),
@@ -13,7 +15,6 @@ rule compare:
         correctness="results/{version}/correctness.json",
         bench="results/{version}/bench.csv",
         bench_meta="results/{version}/bench.json",
-        bottleneck="results/{version}/bottleneck.json",
         recorded="results/{version}/recorded",
     output:
         json="results/{version}/compare.json",
@@ -23,6 +24,8 @@ rule compare:
         "results/benchmarks/{version}/compare.tsv"
     conda:
         "../envs/kopt.yaml"
+    params:
+        parent=lambda w: WS.version(w.version).parent,
     script:
         "../scripts/compare.py"
 

@@ -1,5 +1,10 @@
-"""Rule `compare`: unpack snakemake, call kopt.steps.compare.compare."""
+"""Rule `compare`: unpack snakemake, call kopt.steps.compare.compare; the verdict goes to the
+terminal the moment compare.json is written (the profiles and reports follow it)."""
 
+import sys
+from pathlib import Path
+
+from kopt.report.verdicts import verdict_line
 from kopt.steps.common import one_line_faults, redirect_log
 from kopt.steps.compare import compare
 from kopt.workspace.provenance import check_made_from
@@ -19,9 +24,8 @@ comp = compare(
     meta_yaml=snakemake.input.meta,
     correctness_json=snakemake.input.correctness,
     bench_csv=snakemake.input.bench,
-    bottleneck_json=snakemake.input.bottleneck,
+    parent=snakemake.params.parent,
     parent_kernel=snakemake.input.get("parent_kernel"),
-    parent_bottleneck=snakemake.input.get("parent_bottleneck"),
     prev_compare=snakemake.input.get("prev"),
     out_json=snakemake.output.json,
     params=read_settings(snakemake.input.settings),
@@ -29,3 +33,4 @@ comp = compare(
 print(
     f"{comp['version']}: {comp['decision']} ({comp['reason']}): {comp.get('detail')}; best after: {comp['best_after']}"
 )
+print(verdict_line(Path(snakemake.output.json).parent.parent.resolve(), comp["version"], comp), file=sys.__stderr__)

@@ -7,7 +7,7 @@ from kopt.steps.measure import measure, since_start
 from kopt.workspace.provenance import check_made_from
 from kopt.workspace.settings import read as read_settings
 
-redirect_log(snakemake.log.check)
+redirect_log(snakemake.log[0])
 i, o = snakemake.input, snakemake.output
 with one_line_faults():
     check_made_from(i.reference, ref=i.ref, target=i.target)
@@ -17,9 +17,7 @@ m = measure(
     version=version,
     target=i.target,
     kernel=i.kernel,
-    profile_dir=o.profile,
-    asm_dir=o.asm,
-    logs={"check": snakemake.log.check, "profile": snakemake.log.profile},
+    log=snakemake.log[0],
     params=read_settings(i.settings),
     profile_settings=read_settings(i.profile_settings),
     hardware_json=i.hardware,
@@ -30,10 +28,6 @@ print(
     + (f": {m.correctness['error']}" if m.correctness["error"] else "")
 )
 print(m.bench.to_string())
-print(
-    f"{version}: profile {m.profile['status']} ({m.profile['backend']})"
-    + (f": {m.profile['error']}" if m.profile["error"] else "")
-)
 m.timeline["printed"] = since_start()
 print(
     f"{version}: rule measure's timeline (s since its process started): "

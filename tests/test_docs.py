@@ -28,7 +28,7 @@ def test_the_generated_pages_are_what_their_sources_make():
 def test_the_rule_graph_picture_is_drawn_from_the_committed_graph():
     dot, svg = (ROOT / "docs" / "img" / f"rulegraph.{ext}" for ext in ("dot", "svg"))
     rules = re.findall(r'label = "(\w+)"', dot.read_text())
-    assert {"measure", "compare", "bottleneck"} <= set(rules)
+    assert {"measure", "compare", "profile", "bottleneck"} <= set(rules)
     drawn = svg.read_text()
     assert all(f">{r}<" in drawn for r in rules), rules
 

@@ -9,7 +9,8 @@ cannot drift from it, and checked in CI (tests/test_docs.py).
   default and limits, and the comment above it in config/config.yaml;
 - docs/reference/cli.md: `kopt`'s commands and options, from its argument parser;
 - docs/runs.md: the measured runs, one line per docs/runs/<run>/COMMAND.md (its title);
-- docs/img/rulegraph.dot: Snakemake's own rule graph of `results/v1/compare.json` (`--rulegraph`);
+- docs/img/rulegraph.dot: Snakemake's own rule graph of `results/v1/compare.json` and
+  `results/v1/bottleneck.json` (`--rulegraph`);
   with `--svg`, rendered by Graphviz's `dot` into docs/img/rulegraph.svg (the README's picture).
 """
 
@@ -150,7 +151,7 @@ def runs_page() -> str:
 def rulegraph_dot() -> str:
     p = subprocess.run(
         [sys.executable, "-m", "snakemake", "--rulegraph", "dot", "--config", "device=cpu", "--",
-         "results/v1/compare.json"],
+         "results/v1/compare.json", "results/v1/bottleneck.json"],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
     return canonical_dot(p.stdout)

@@ -80,7 +80,8 @@ def cmd_status(a) -> int:
 
 
 def cmd_eval(a) -> int:
-    """Run the graph up to a version and print its verdict on one screen; the exit code says it."""
+    """Run the graph up to a version and print its verdict on one screen, as soon as compare.json
+    is written (the profiles, bottlenecks and state of the last version follow); the exit code says it."""
     ws, command = owned(a)
     if not a.version and ws.drafts:
         d = ws.drafts[0]
@@ -89,26 +90,36 @@ def cmd_eval(a) -> int:
         )
     v = a.version or ws.versions[-1].name
     ws.version(v)  # a draft or an unknown version is refused here, with the reason
-    targets = f"results/{v}/compare.json" + (" results/state.json" if v == ws.versions[-1].name else "")
-    words = shlex.split(for_target(command, targets))
-    words = [sys.executable, "-m", "snakemake", *words[1:], *a.config]
     log = Path(a.results) / "logs" / f"eval-{v}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "w") as f:
-        rc = subprocess.run(words, stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc not in (0, NO_BASELINE_EXIT):  # that one: the graph ran, and the verdict below says why
-        lines = log.read_text().splitlines()
-        said = [ln for ln in lines if ln.startswith("kopt:")] or lines[-15:]
-        print("\n".join(said) + f"\nkopt: the graph failed (Snakemake exit {rc}); its log: {log}", file=sys.stderr)
+    log.write_text("")
+    if not _graph(a, command, f"results/{v}/compare.json", log):
         return 2
     comp = json.loads((Path(a.results) / v / "compare.json").read_text())
-    st = state_of(a, load_workspace(a.workspace), upto=v)
     print(f"{v}: {comp['decision']} ({comp['reason']})" + (f": {comp['detail']}" if comp.get("detail") else ""))
     for c in comp.get("per_class") or []:
         if c.get("delta_pct") is not None:
             print(f"  {c['class']}: {c['delta_pct']:+.2f}% ({c['basis']}), {c['verdict']}")
+    sys.stdout.flush()
+    if v == ws.versions[-1].name and not _graph(a, command, "results/state.json", log):  # its profile follows
+        return 2
+    st = state_of(a, load_workspace(a.workspace), upto=v)
     print("next: " + describe_next(st["next"]))
     return EXIT[outcome(comp, st)]
+
+
+def _graph(a, command: str, target: str, log: Path) -> bool:
+    """Snakemake on ``target``, its output appended to ``log``; False (and why, on stderr) when it failed."""
+    words = shlex.split(for_target(command, target))
+    words = [sys.executable, "-m", "snakemake", *words[1:], *a.config]
+    with open(log, "a") as f:
+        rc = subprocess.run(words, stdout=f, stderr=subprocess.STDOUT).returncode
+    if rc in (0, NO_BASELINE_EXIT):  # that one: the graph ran, and the verdict says why
+        return True
+    lines = log.read_text().splitlines()
+    said = [ln for ln in lines if ln.startswith("kopt:")] or lines[-15:]
+    print("\n".join(said) + f"\nkopt: the graph failed (Snakemake exit {rc}); its log: {log}", file=sys.stderr)
+    return False
 
 
 def outcome(comp: dict, st: dict) -> str:

@@ -42,8 +42,8 @@ Pure (no torch, no I/O). Rules:
     can claim at most the noise threshold over (1 - bound_share), whatever it moved, and one with a
     real gain g at most bound_share / (1 - bound_share) of g more (two thirds, at 0.4).
   * Counter: a regression adds 1; keep, tie, split and failures reset it. Stop after N in a row,
-    or when the best version reaches the roofline target on every class ("target reached"), or
-    when the GPU gate found no idle GPU within its limit.
+    or when the GPU gate found no idle GPU within its limit. (The stop at the roofline target
+    reads the best's profile, which follows the decision: kopt.loop.state.target_stop.)
   * Masked versions are out of the fold (decision "masked", state unchanged).
   * Timings that are not evidence (the CPU's): the regression counter, the recent regressions,
     "twice in a row" and the stop flags are left as they were. The Triton interpreter's decide
@@ -99,7 +99,6 @@ class Candidate:
     hypothesis: str = ""
     files: list[str] = field(default_factory=list)
     gpu_us: dict[str, float] = field(default_factory=dict)  # config key -> profiler GPU µs (may be empty)
-    target_reached: dict[str, bool] | None = None  # config class -> roofline target reached
     repair_of: str | None = None  # this version repairs the incorrect proposal named here
     masked: bool = False  # out of the fold
     routes: dict[str, str] | None = None  # dispatch: config key -> the version serving it
@@ -243,16 +242,12 @@ def _finish(step: _Step) -> tuple[dict, dict]:
 
 
 def _stop(st: dict, params: Params) -> dict:
-    """Whether the loop stops after this state, and why: the GPU gate, the regression counter, the target."""
+    """Whether the loop stops after this state, and why: the GPU gate, the regression counter."""
     n = st["consecutive_regressions"]
-    reached = (st["best"] or {}).get("target_reached")
     if st.get("gate_timeout"):
         return {"stop": True, "stop_reason": f"no idle GPU within the gate's limit ({st['gate_timeout']})"}
     if n >= params.max_consecutive_regressions:
         return {"stop": True, "stop_reason": f"{n} consecutive regressions"}
-    if reached and all(reached.values()):
-        why = f"target reached: {st['best']['version']} is at the roofline target on every class"
-        return {"stop": True, "stop_reason": why}
     return {"stop": False, "stop_reason": None}
 
 
@@ -983,7 +978,6 @@ def _best_of(c: Candidate, before: dict | None = None) -> dict:
         "machine": c.machine,
         "launches": dict(c.launches),
         "bound": {col: dict(v) for col, v in c.bound.items()},
-        "target_reached": dict(c.target_reached) if c.target_reached is not None else None,
     }
 
 

@@ -197,8 +197,10 @@ class Store:
 
 
 def entry_from_comparison(
-    comp: dict, *, kernel_type: str, chip: str, bottleneck: str, strategy: str | None, workspace: str
+    comp: dict, *, kernel_type: str, chip: str, parent: str | None, strategy: str | None, workspace: str
 ) -> dict:
+    """One comparison's entry; its bottleneck, the ``parent``'s, is filled in by ``build`` (the
+    parent's profile may follow this decision)."""
     per = [
         r.get("gpu_delta_pct") if r.get("gpu_delta_pct") is not None else r.get("delta_pct")
         for r in comp.get("per_class", [])
@@ -209,7 +211,8 @@ def entry_from_comparison(
         "kernel_type": kernel_type,
         "backend": "triton",
         "chip": chip,
-        "bottleneck": bottleneck,
+        "bottleneck": None,
+        "parent": parent,
         "strategy": strategy,
         "hypothesis": comp.get("hypothesis") or "",
         "outcome": comp["decision"],
@@ -227,7 +230,8 @@ def dumps(rows: list[dict]) -> str:
 
 def build(out: str | Path, compares: list[str], imported: str | None = None) -> dict:
     """The project's store (rule `experience`): the priors, one entry per comparison that gave
-    one, and, when asked, every entry of another store (read, never written)."""
+    one (its bottleneck its parent's: ``parent_bottleneck``), and, when asked, every entry of
+    another store (read, never written)."""
     Path(out).unlink(missing_ok=True)
     added = skipped = 0
     with Store(out) as st:
@@ -237,6 +241,23 @@ def build(out: str | Path, compares: list[str], imported: str | None = None) -> 
             if entry is None:
                 skipped += 1
                 continue
-            added += st.add({**entry, "created": (comp.get("provenance") or {}).get("created")})
+            results = Path(path).parent.parent
+            bottleneck = entry.get("bottleneck") or parent_bottleneck(results, entry.get("parent"), comp)
+            added += st.add(
+                {**entry, "bottleneck": bottleneck, "created": (comp.get("provenance") or {}).get("created")}
+            )
         merged = st.merge(imported) if imported else 0
     return {"store": str(out), "comparisons": added, "without_entry": skipped, "imported": merged}
+
+
+def parent_bottleneck(results: Path, parent: str | None, comp: dict) -> str:
+    """The bottleneck a version set out from: the commonest of its parent's, over the classes the
+    version targets (all where it names none of them); "unknown" without a parent's profile."""
+    path = results / parent / "bottleneck.json" if parent else None
+    if path is None or not path.is_file():
+        return "unknown"
+    classes = json.loads(path.read_text()).get("classes", [])
+    targets = comp.get("target_classes")
+    pick = [c for c in classes if targets == "all" or c["class"] in (targets or [])] or classes
+    names = [c["bottleneck"] for c in pick]
+    return max(set(names), key=names.count) if names else "unknown"

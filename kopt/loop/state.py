@@ -13,9 +13,10 @@ from kopt.loop.decide import MAX_REPAIRS, geomean
 from kopt.workspace.records import gpu_column
 
 
-def summary(comp: dict) -> dict:
-    """The state after ``comp``'s version: best, counters, repairs, masks, stop and its reason."""
-    st = comp["state"]
+def summary(comp: dict, results: str | Path | None = None) -> dict:
+    """The state after ``comp``'s version: best, counters, repairs, masks, stop and its reason
+    (with ``results``, the stop at the roofline target too: ``target_stop``)."""
+    st = target_stop(results, comp["state"]) if results is not None else comp["state"]
     return {
         "after": comp["version"],
         "best": (st.get("best") or {}).get("version"),
@@ -28,6 +29,25 @@ def summary(comp: dict) -> dict:
         "stop_reason": st.get("stop_reason"),
         "recent_regressions": st.get("recent_regressions", []),
     }
+
+
+def target_stop(results: str | Path, st: dict) -> dict:
+    """The fold's state ``st``, stopped where its best version is at the roofline target on every
+    class: its bottleneck.json says so (rule `bottleneck`, after the profile, which follows
+    compare.json: until it exists the stop waits for it), on timings that are evidence (not the
+    CPU's: a bench method "cpu-...")."""
+    best = (st.get("best") or {}).get("version")
+    if st.get("stop") or best is None:
+        return st
+    bottleneck, bench = Path(results) / best / "bottleneck.json", Path(results) / best / "bench.csv"
+    if not (bottleneck.is_file() and bench.is_file()):
+        return st
+    doc = json.loads(bottleneck.read_text())
+    if doc.get("status") != "ok" or not doc.get("target_reached_all"):
+        return st
+    if pd.read_csv(bench, usecols=["method"])["method"].astype(str).str.startswith("cpu-").any():
+        return st
+    return {**st, "stop": True, "stop_reason": f"target reached: {best} is at the roofline target on every class"}
 
 
 def last_compare(results: str | Path, versions: list[str]) -> dict | None:
@@ -128,7 +148,7 @@ def record(results: str | Path, versions: list[str], drafts: list[str], can_spli
     """results/state.json's record: the state, the best's figures per class, the last decision and
     the next action (with the best's bottleneck and top directions when it is a new hypothesis)."""
     comp = last_compare(results, versions)
-    st = summary(comp) if comp else None
+    st = summary(comp, results) if comp else None
     after = versions.index(comp["version"]) + 1 if comp and comp["version"] in versions else 0
     missing = versions[after:]  # the comparisons are a chain: what follows the last one is not built
     doc = {**(st or {"after": None, "best": None}), "versions": versions, "drafts": drafts}

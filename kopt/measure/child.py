@@ -192,7 +192,7 @@ def _profile_here(req: dict, progress: Progress, prepared, bench: dict) -> dict:
     interpreter again, 5-6 s of CPU a version, and calls of its own here 1.7 s more. ``{"ok": True,
     "result": <task_profile's>}`` or the fault that ended it: a failure here is the profile's, never
     the gate's or the bench's. Off the CPU the profile has a child of its own, which a profiler may
-    wrap (kopt.steps.measure)."""
+    wrap (kopt.steps.profile); rule `profile` writes this one from bench.json."""
     progress.phase("profile")  # (kopt.steps.bench.phases: the bench had ended by then)
     timed = {c["key"]: c["samples"] for c in bench["configs"] if c.get("samples")}
     try:

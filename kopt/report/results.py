@@ -15,6 +15,7 @@ import pandas as pd
 import yaml
 
 from kopt.loop.decide import geomean
+from kopt.loop.state import target_stop
 
 KEPT = ("baseline", "keep")
 
@@ -127,7 +128,7 @@ class Results:
 
     @property
     def state(self) -> dict:
-        return self.last.compare["state"]
+        return target_stop(self.results_dir, self.last.compare["state"])
 
 
 def class_geomean(times: dict[str, float], keys: list[str] | None = None) -> float | None:

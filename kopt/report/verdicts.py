@@ -27,7 +27,8 @@ def _compared(results: Path) -> list[tuple[str, dict]]:
     return out
 
 
-def _line(results: Path, v: str, comp: dict) -> str:
+def verdict_line(results: Path, v: str, comp: dict) -> str:
+    """One version's decision in one line and where to read why."""
     classes = "; ".join(
         f"{c['class']} {c['delta_pct']:+.1f}% {c['verdict']}"
         for c in comp.get("per_class") or []
@@ -48,7 +49,7 @@ def verdict_lines(results: Path) -> list[str]:
         return []
     report = results / "final_report.md"
     where = f"every version and what to try next: {report}" if report.is_file() else "the loop's state: kopt status"
-    return [_line(results, v, comp) for v, comp in compared] + [f"kopt: {where}"]
+    return [verdict_line(results, v, comp) for v, comp in compared] + [f"kopt: {where}"]
 
 
 def no_baseline(results: Path) -> str | None:

@@ -18,9 +18,7 @@ from kopt.workspace.records import config_columns, gpu_times
 from kopt.workspace.target import load_workspace
 
 
-def candidate(
-    version: str, correctness_json: str, df: pd.DataFrame, meta: dict, kernel: str, bottleneck: dict | None = None
-) -> dec.Candidate:
+def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict, kernel: str) -> dec.Candidate:
     """One version's records as the fold takes them: status, both clocks per config, classes, routes,
     metadata (target class, repair, mask, override), and whether its timings are evidence."""
     corr = json.loads(Path(correctness_json).read_text())
@@ -56,9 +54,6 @@ def candidate(
         hypothesis=meta.get("hypothesis", ""),
         files=[kernel],
         **(gpu_times(df) if ok else {}),
-        target_reached={c["class"]: bool(c["target_reached"]) for c in bottleneck["classes"]}
-        if ok and evidence and bottleneck and bottleneck.get("status") == "ok"
-        else None,
         evidence=bool(evidence),
         interpreter=bool(len(df) and (df["method"].astype(str) == "cpu-interpreter").any()),
         machine=((corr.get("provenance") or {}).get("env") or {}).get("machine") if ok else None,
@@ -76,40 +71,31 @@ def compare(
     prev_compare: str | None,
     out_json: str,
     params: dict,
-    bottleneck_json: str | None = None,
+    parent: str | None = None,
     parent_kernel: str | None = None,
-    parent_bottleneck: str | None = None,
 ) -> dict:
     """compare.json: the fold's decision for this version against the state after the previous one,
-    with its roofline, diff size, provenance and experience entry."""
+    with its diff size against ``parent`` (its kernel: ``parent_kernel``), provenance and experience
+    entry. It reads no profile: the decision rests on the gate and the timings alone, and is written
+    before the version is profiled (its roofline and bottleneck are bottleneck.json's)."""
     ws = load_workspace(Path(target).parent, versions=False)
     state = json.loads(Path(prev_compare).read_text())["state"] if prev_compare else dec.initial_state()
     df = pd.read_csv(bench_csv)
-    bneck = json.loads(Path(bottleneck_json).read_text()) if bottleneck_json else None
     meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
-    cand = candidate(version, correctness_json, df, meta, kernel, bneck)
+    cand = candidate(version, correctness_json, df, meta, kernel)
     p = dec.from_settings(params)
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None
     comp["method"] = str(df["method"].iloc[0]) if len(df) else None
     comp["hypothesis"] = cand.hypothesis
     comp["target_classes"] = cand.target_classes or "all"
-    if bneck and bneck.get("status") == "ok":
-        comp["roofline"] = {
-            c["class"]: {
-                "fraction_min": c["roofline_fraction_min"],
-                "target_reached": c["target_reached"],
-                "bottleneck": c["bottleneck"],
-            }
-            for c in bneck["classes"]
-        }
     comp["diff"] = diff_size(kernel, parent_kernel)
     corr_prov = json.loads(Path(correctness_json).read_text()).get("provenance") or {}
     comp["provenance"] = {**hashes(kernel, ws.ref, ws.target, params), "created": now()}
     if corr_prov.get("commit"):  # a command target's version: the commit its worktree was built at
         comp["provenance"]["commit"] = corr_prov["commit"]
     gpu = (corr_prov.get("env") or {}).get("gpu")
-    comp["experience"] = _experience_entry(comp, ws, df, parent_bottleneck, meta.get("strategy"), gpu)
+    comp["experience"] = _experience_entry(comp, ws, df, parent, meta.get("strategy"), gpu)
     write_json(out_json, _clean(comp))
     return comp
 
@@ -132,29 +118,22 @@ def diff_size(kernel: str, parent: str | None) -> dict | None:
 
 
 def _experience_entry(
-    comp: dict, ws, df: pd.DataFrame, parent_bottleneck: str | None, strategy: str | None, gpu: str | None
+    comp: dict, ws, df: pd.DataFrame, parent: str | None, strategy: str | None, gpu: str | None
 ) -> dict:
     """This comparison as an experience-log entry (rule `experience` collects them into the
-    project's store); CPU-interpreter timings teach nothing, and a version this machine could not
-    run tried nothing, so they give none."""
+    project's store, and names the bottleneck the version set out from: its ``parent``'s);
+    CPU-interpreter timings teach nothing, and a version this machine could not run tried nothing,
+    so they give none."""
     from kopt.loop.experience import entry_from_comparison
 
     if comp.get("evidence"):
         return {"skipped": comp["evidence"]}
     if comp["decision"] == "skipped":
         return {"skipped": comp["detail"]}
-    bn = "unknown"
-    if parent_bottleneck and Path(parent_bottleneck).is_file():
-        classes = json.loads(Path(parent_bottleneck).read_text()).get("classes", [])
-        targets = comp.get("target_classes")
-        pick = [c for c in classes if targets == "all" or c["class"] in (targets or [])] or classes
-        if pick:
-            names = [c["bottleneck"] for c in pick]
-            bn = max(set(names), key=names.count)
     # the GPU's name (also for a version that was never benchmarked), else the device column
     chip = gpu or (str(df["device"].iloc[0]) if len(df) else "cpu")
     entry = entry_from_comparison(
-        comp, kernel_type=ws.name, chip=chip, bottleneck=bn, strategy=strategy, workspace=str(ws.root)
+        comp, kernel_type=ws.name, chip=chip, parent=parent, strategy=strategy, workspace=str(ws.root)
     )
     return {"entry": entry}
 

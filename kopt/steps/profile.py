@@ -1,6 +1,6 @@
-"""The profile half of rule `measure` (rules/measure.smk), and rule `bottleneck`: one profiled run of a version, then its
-roofline and bottleneck per config class with next directions. A misbehaving kernel becomes data
-(status failed), never an exception."""
+"""Rule `profile` (rules/measure.smk) and rule `bottleneck`: one profiled run of a version, after
+its decision, then its roofline and bottleneck per config class with next directions. A
+misbehaving kernel becomes data (status failed), never an exception."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from kopt.profilers.cuobjdump import cubins_to_sass
 from kopt.profilers.gpus import detect_gpu
 from kopt.steps.common import child_request, read_builds, write_json
 from kopt.workspace.provenance import hashes, now
-from kopt.workspace.records import config_columns
+from kopt.workspace.records import KeptProfile, config_columns
 from kopt.workspace.target import COMPILED, kernel_files, load_workspace
 
 
@@ -79,7 +79,7 @@ def plan_profile(
         "asm_dir": str(run.asm),
         "calls": settings["calls"],
     }
-    run.backend = choose_backend(settings["profiler"], "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu")
+    run.backend = choose_backend(settings["profiler"], _device(settings))
     tool = settings.get("ncu", "ncu")
     if run.backend == "ncu" and not shutil.which(tool):
         run.backend, run.note = "torch", f"Nsight Compute ({tool}) not found; torch.profiler figures instead"
@@ -87,6 +87,81 @@ def plan_profile(
         run.wrapper = ncu.command(tool, str(run.raw / "ncu_details.csv"))
         run.request["tool"] = "ncu"
     return run
+
+
+def profile_version(
+    *,
+    version: str,
+    target: str,
+    kernel: str,
+    correctness_json: str,
+    bench_json: str,
+    out_dir: str,
+    asm_dir: str,
+    log: str,
+    settings: dict,
+    builds: list[str],
+) -> dict:
+    """Rule `profile`: profile.json of a version that passed its gate. On a GPU one child, behind
+    the GPU gate, under Nsight Compute where it is the backend; on the CPU the record the check's
+    kernel process took after its bench (bench.json's ``cpu_profile``: no process here)."""
+    run = plan_profile(
+        version=version,
+        target=target,
+        kernel=kernel,
+        out_dir=out_dir,
+        asm_dir=asm_dir,
+        settings=settings,
+        builds=builds,
+    )
+    corr = json.loads(Path(correctness_json).read_text())
+    if corr["status"] != "pass":
+        return profile_skipped(run, f"correctness {corr['status']}: {corr['error']}")
+    if run.backend == "cpu-interpreter":
+        outcome = _cpu_profile(json.loads(Path(bench_json).read_text()))
+        Path(log).write_text(f"{version}: profiled in the check's kernel process (its measure.log)\n")
+    else:
+        outcome = run_gated(
+            "profile", run.request, settings, timeout_s=settings["timeout_s"], log_path=log, wrapper=run.wrapper
+        )
+    return finish_profile(run, outcome, log)
+
+
+def profiles_in_the_check(settings: dict) -> bool:
+    """Whether the check's kernel process profiles after its bench (rule `measure`): on the CPU,
+    where no profiler wraps a process and the profile is the interpreter's wall time."""
+    return choose_backend(settings["profiler"], _device(settings)) == "cpu-interpreter"
+
+
+def cpu_profile_request(ws, kernel: str, settings: dict, builds: list[str], scratch: Path) -> dict:
+    """What the check's kernel process needs to profile on the CPU (kopt.measure.child._profile_here):
+    the profile's calls and options; ``scratch`` for its raw and assembly folders, which the
+    interpreter leaves empty."""
+    req = child_request(ws, kernel, settings, builds=builds)
+    return {
+        "raw_dir": str(scratch / "raw"),
+        "asm_dir": str(scratch / "asm"),
+        "calls": settings["calls"],
+        "opts": req["opts"],
+        "inputs": req["inputs"],
+    }
+
+
+def keep_cpu_profile(bench_json: Path, outcome: ChildOutcome) -> None:
+    """bench.json's ``cpu_profile``: the check's own profile, for rule `profile` to write."""
+    meta = json.loads(bench_json.read_text())
+    kept = KeptProfile(**{k: getattr(outcome, k) for k in KeptProfile.model_fields})
+    meta["cpu_profile"] = kept.model_dump()
+    write_json(bench_json, meta)
+
+
+def _cpu_profile(bench: dict) -> ChildOutcome:
+    kept = bench.get("cpu_profile") or {"status": "raised", "error": "the check's kernel process left no profile"}
+    return ChildOutcome(**KeptProfile.model_validate(kept).model_dump())
+
+
+def _device(settings: dict) -> str:
+    return "cuda" if detect_gpu(settings.get("device", "auto")) else "cpu"
 
 
 def profile_skipped(run: ProfileRun, why: str) -> dict:

@@ -278,6 +278,19 @@ class Build(Closed):
     worktree: str | None = None
 
 
+class KeptProfile(Closed):
+    """bench.json's ``cpu_profile``: on the CPU, the profile the check's kernel process took after
+    its bench (kopt.measure.child._profile_here), as the profile child's outcome; rule `profile`
+    writes profile.json from it."""
+
+    status: Literal["ok", "raised", "crashed", "timeout", "gate"]
+    result: dict | None = None
+    error: str | None = None
+    device: str | None = None
+    gate: dict | None = None
+    timeline: dict[str, float] = {}
+
+
 class BenchMeta(Closed):
     version: str
     device: str | None
@@ -285,6 +298,7 @@ class BenchMeta(Closed):
     physical_limit: dict | None = None
     inputs: dict | None = None
     provenance: Provenance
+    cpu_profile: KeptProfile | None = None
 
 
 class ProfileClass(Open):

@@ -245,7 +245,7 @@ def test_profiles_and_bottlenecks_are_labelled_cpu(project):
             assert c["evidence"] == "roofline-only" and c["next_directions"]
             assert all(p["time_basis"] == "script" for p in c["roofline"])
         comp = json.loads((project / "results" / v / "compare.json").read_text())
-        assert set(comp["roofline"]) == {"N=256", "N=2048", "N=16384"}
+        assert "roofline" not in comp  # the decision reads no profile: bottleneck.json has it
         assert all(r["basis"] == "script" for r in comp["per_class"])
 
 

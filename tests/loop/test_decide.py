@@ -398,7 +398,6 @@ def test_split_targets_what_it_routes_away_from_the_best():
     "seq,reason",
     [
         ([C("v0", 100)] + [C(f"v{i}", 100 + 2 * i) for i in range(1, 6)], "5 consecutive regressions"),
-        ([C("v0", 100, target_reached={"A": True})], "target reached"),
         (
             [C("v0", 100), C("v1", status="failed", reason="gate: no idle GPU after 3600 s", gate_timeout=True)],
             "no idle GPU",
@@ -413,10 +412,8 @@ def test_every_stop_reason(seq, reason):
 # --- decisions on the profiler's GPU time ------------------------------------------------------
 
 
-def _cand(v, medians, gpu=None, reached=None):
-    return dec.Candidate(
-        v, "ok", medians=medians, class_of={k: "A" for k in medians}, gpu_us=gpu or {}, target_reached=reached
-    )
+def _cand(v, medians, gpu=None):
+    return dec.Candidate(v, "ok", medians=medians, class_of={k: "A" for k in medians}, gpu_us=gpu or {})
 
 
 def test_script_faster_but_gpu_time_not_is_not_kept():
@@ -432,14 +429,6 @@ def test_script_faster_but_gpu_time_not_is_not_kept():
 def test_script_time_decides_without_profiler():
     comps, _ = dec.fold([_cand("v0", {"a": 100.0}), _cand("v1", {"a": 96.0})], dec.Params())
     assert comps[1]["decision"] == "keep" and comps[1]["per_class"][0]["basis"] == "script"
-
-
-def test_target_reached_stops_the_loop():
-    comps, st = dec.fold(
-        [_cand("v0", {"a": 100.0}, reached={"A": False}), _cand("v1", {"a": 80.0}, reached={"A": True})], dec.Params()
-    )
-    assert not comps[0]["state"]["stop"]
-    assert st["stop"] and st["stop_reason"].startswith("target reached")
 
 
 def test_trend_floor_keeps_tiny_repeats_a_tie():

@@ -77,6 +77,27 @@ def test_the_record_reads_the_last_comparison_and_the_best_versions_figures(tmp_
     assert doc["next"]["from_evidence"]["N=64"]["directions"][0]["evidence"] == "DRAM moved 2x"
 
 
+@pytest.mark.parametrize(
+    "method,status,reached,stops",
+    [("events", "ok", True, True), ("events", "ok", False, False), ("events", "skipped", True, False),
+     ("cpu-interpreter", "ok", True, False)],
+)  # fmt: skip
+def test_the_best_at_its_roofline_target_stops_the_loop_once_profiled(tmp_path, method, status, reached, stops):
+    """The decision reads no profile, so the stop at the target comes from the best's bottleneck.json
+    when it is written, on a GPU's timings only."""
+    _tree(tmp_path, [_compare("v0", "v0", decision="baseline"), _compare("v1", "v1")])
+    assert not record(tmp_path, ["v0", "v1"], [])["stop"]  # not profiled yet
+    pd.DataFrame([{"config_key": "a", "config_class": "A", "status": "ok", "median_us": 4.0, "method": method}]).to_csv(
+        tmp_path / "v1" / "bench.csv", index=False
+    )
+    bn = {"status": status, "target_fraction": 0.9, "classes": [], "target_reached_all": reached}
+    (tmp_path / "v1" / "bottleneck.json").write_text(json.dumps(bn))
+    doc = record(tmp_path, ["v0", "v1"], [])
+    assert doc["stop"] is stops and (doc["next"]["action"] == "stop") is stops
+    if stops:
+        assert doc["stop_reason"] == "target reached: v1 is at the roofline target on every class"
+
+
 def _state(comp, **st):
     return {**summary(comp), **st}
 

@@ -20,8 +20,10 @@ def _hook():
             return "cpu"
         free, total = torch.cuda.mem_get_info()
         g = 2**30
-        return (f"free {free / g:.1f} alloc {torch.cuda.memory_allocated() / g:.1f} "
-                f"reserved {torch.cuda.memory_reserved() / g:.1f} GiB")
+        return (
+            f"free {free / g:.1f} alloc {torch.cuda.memory_allocated() / g:.1f} "
+            f"reserved {torch.cuda.memory_reserved() / g:.1f} GiB"
+        )
 
     def init(self, *a, **k):
         before = sum(1 for o in gc.get_objects() if isinstance(o, T.Trial)) - 1
@@ -33,9 +35,12 @@ def _hook():
             torch.cuda.ipc_collect()
             torch.cuda.empty_cache()
         m2 = mem()
-        print(f"PROBE {a[2]['key'] if len(a) > 2 else '?'} {k.get('phase')}: other Trials alive {before} "
-              f"-> {after} after gc ({n} objects); {m0} | after gc {m1} | after ipc_collect {m2}",
-              file=sys.stderr, flush=True)
+        print(
+            f"PROBE {a[2]['key'] if len(a) > 2 else '?'} {k.get('phase')}: other Trials alive {before} "
+            f"-> {after} after gc ({n} objects); {m0} | after gc {m1} | after ipc_collect {m2}",
+            file=sys.stderr,
+            flush=True,
+        )
         orig(self, *a, **k)
 
     T.Trial.__init__ = init
