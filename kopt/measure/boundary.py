@@ -114,6 +114,7 @@ class KernelProcess:
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.seq, self.loaded, self.target = 0, False, None
         self.gpu_order = None  # the bound's interprocess events with this process (kopt.measure.bound)
+        self.maps_arena = False  # it was given a config's arena (kopt.measure.trial)
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

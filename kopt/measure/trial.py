@@ -31,11 +31,24 @@ from kopt.measure.reference import Draw, available_bytes
 from kopt.measure.verify import CHUNK, compare, tolerance_for
 
 
+def _release_last_arena(proc: KernelProcess, device: str) -> None:
+    """On a GPU, the kernel's process told to let go of the last config's arena before the next
+    pool is sized (kopt.inside.serve's ``drop``). A shared block stays allocated while a process maps
+    it, so each pool was sized beside the last one and the clock processes' ended ones (H100, the
+    softmax: the judge's allocations grew 32 -> 60 GiB through the clock's configs, a pool of 16
+    sets against 32 in one run, benchmarks/probes/trial_memory.sh). A process that keeps its mapping
+    only shrinks its own pools."""
+    if device == "cuda" and proc.maps_arena:
+        proc.ask({"op": "drop"})
+        proc.maps_arena = False
+
+
 class Trial:
     def __init__(self, ref, proc: KernelProcess, item: dict, *, device: str, opts: dict, phase: str, max_sets: int = 1):
         self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
         self.key, self.flush = item["key"], None  # the judge's L2 flush buffer (``judged``), when used
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
+        _release_last_arena(proc, device)
         self.layout, probe_draw = reference.probe(ref, self.cfg, device, self.seeds.next())
         limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
         self.placement = reference.place(ref, probe_draw, self.layout, device, limit)
@@ -65,6 +78,7 @@ class Trial:
             fds=self.pool.arena.fds(),
         )
         self.pool.arena.sent()
+        proc.maps_arena = True
         l2 = answer.get("l2") if isinstance(answer.get("l2"), dict) else {}
         # the kernel process's own report of its persisting-L2 reset: text only, and labelled so
         self.l2 = {k: (str(l2[k])[:300] if l2.get(k) is not None else None) for k in ("how", "error") if k in l2}
@@ -101,6 +115,7 @@ class Trial:
 
     def _pool_size(self, one: int, max_sets: int, min_sets: int) -> tuple[int, str]:
         if self.device == "cuda":
+            torch.cuda.ipc_collect()  # arenas no process maps any more (``_release_last_arena``)
             torch.cuda.empty_cache()
         ref_peak = self.placement.peak_bytes if self.placement.device == self.device else 0
         # the private draw and the outputs' copy, the reference, the comparison, the kernel's L2 flush
