@@ -252,9 +252,11 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
     to it. A torch baseline (the reference's own code, not under test) keeps its in-process figures
     when the clock cannot time it (a copy is no kernel)."""
     from kopt.measure import outside_clock as oc
+    from kopt.measure.trial import release_arena
 
     device, ref, first = prepared
     clock.ready()
+    release_arena(first, device)  # its arena freed for the clock's pools
     first.end(keep=first.others())  # and what it started, not the clock's processes
     baseline = req["kernel"].startswith("torch:")
     try:

@@ -31,13 +31,15 @@ from kopt.measure.reference import Draw, available_bytes
 from kopt.measure.verify import CHUNK, compare, tolerance_for
 
 
-def _release_last_arena(proc: KernelProcess, device: str) -> None:
-    """On a GPU, the kernel's process told to let go of the last config's arena before the next
-    pool is sized (kopt.inside.serve's ``drop``). A shared block stays allocated while a process maps
-    it, so each pool was sized beside the last one and the clock processes' ended ones (H100, the
-    softmax: the judge's allocations grew 32 -> 60 GiB through the clock's configs, a pool of 16
-    sets against 32 in one run, benchmarks/probes/trial_memory.sh). A process that keeps its mapping
-    only shrinks its own pools."""
+def release_arena(proc: KernelProcess, device: str) -> None:
+    """On a GPU, the kernel's process told to let go of the last config's arena (kopt.inside.serve's
+    ``drop``; a process told to leave does so too): before the next pool is sized, and before the
+    process is ended. torch keeps a shared block allocated while a process maps it, and a process
+    killed never lets go, so each pool was sized beside the last one, and the clock's beside every
+    arena of the processes ended before (H100, the softmax: the judge's allocations grew 32 -> 60
+    GiB through the clock's configs, one run's v1 got a pool of 16 sets against 32,
+    benchmarks/probes/trial_memory.sh). A process that keeps its mapping only shrinks its own
+    version's pools."""
     if device == "cuda" and proc.maps_arena:
         proc.ask({"op": "drop"})
         proc.maps_arena = False
@@ -48,7 +50,7 @@ class Trial:
         self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
         self.key, self.flush = item["key"], None  # the judge's L2 flush buffer (``judged``), when used
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
-        _release_last_arena(proc, device)
+        release_arena(proc, device)
         self.layout, probe_draw = reference.probe(ref, self.cfg, device, self.seeds.next())
         limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
         self.placement = reference.place(ref, probe_draw, self.layout, device, limit)
