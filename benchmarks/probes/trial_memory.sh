@@ -4,7 +4,7 @@
 #   bash benchmarks/probes/trial_memory.sh > $OUT/trial_memory.txt
 source benchmarks/gpu_env.sh
 d=/tmp/probe-trial; rm -rf $d; mkdir -p $d
-for t in results/v1/bench.json results/v0/bench.json; do
+for t in ${PROBE_TARGETS:-results/v1/bench.json results/v0/bench.json}; do
   PROBE_TRIAL=1 PYTHONPATH=$PWD/benchmarks/probes/trial_memory:$PYTHONPATH timeout 120 python3 -m snakemake --cores 1 \
     -d $d $t --config workspace=$PWD/examples/softmax > $OUT/probe-$(basename $(dirname $t)).log 2>&1
   v=$(basename $(dirname $t)); echo "== $v first=$t measure_s=$(awk 'NR==2{print $1}' $d/results/benchmarks/$v/measure.tsv)"

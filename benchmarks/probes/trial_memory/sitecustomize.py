@@ -1,7 +1,8 @@
 """Probe (issue 44 pt 2, the batch sizes that differed between versions on the H100): on
-PYTHONPATH with PROBE_TRIAL=1, every judge child prints, as each Trial (one config's pool) is made,
-the Trials still alive and the judge's GPU memory before and after gc.collect() and
-torch.cuda.ipc_collect(): whether an earlier config's pool is still held when the next is sized."""
+PYTHONPATH with PROBE_TRIAL=1, every judge child prints, as each config's pool is sized
+(kopt.measure.trial.Trial._pool_size, after the last arena was let go and collected), the
+judge's GPU memory then: free, allocated (an arena a process still maps stays allocated) and
+reserved, and how many other Trials are alive."""
 
 import gc
 import os
@@ -13,37 +14,23 @@ def _hook():
 
     import kopt.measure.trial as T
 
-    orig = T.Trial.__init__
+    orig = T.Trial._pool_size
 
-    def mem():
-        if not torch.cuda.is_initialized():
-            return "cpu"
-        free, total = torch.cuda.mem_get_info()
+    def sized(self, one, max_sets, min_sets):
+        n, why = orig(self, one, max_sets, min_sets)
         g = 2**30
-        return (
-            f"free {free / g:.1f} alloc {torch.cuda.memory_allocated() / g:.1f} "
-            f"reserved {torch.cuda.memory_reserved() / g:.1f} GiB"
-        )
-
-    def init(self, *a, **k):
-        before = sum(1 for o in gc.get_objects() if isinstance(o, T.Trial)) - 1
-        m0 = mem()
-        n = gc.collect()
-        after = sum(1 for o in gc.get_objects() if isinstance(o, T.Trial)) - 1
-        m1 = mem()
-        if torch.cuda.is_initialized():
-            torch.cuda.ipc_collect()
-            torch.cuda.empty_cache()
-        m2 = mem()
+        free = torch.cuda.mem_get_info()[0] if self.device == "cuda" else 0
+        others = sum(1 for o in gc.get_objects() if isinstance(o, T.Trial)) - 1
         print(
-            f"PROBE {a[2]['key'] if len(a) > 2 else '?'} {k.get('phase')}: other Trials alive {before} "
-            f"-> {after} after gc ({n} objects); {m0} | after gc {m1} | after ipc_collect {m2}",
+            f"PROBE {self.key} {self.seeds.phase}: "
+            f"free {free / g:.1f} alloc {torch.cuda.memory_allocated() / g:.1f} "
+            f"reserved {torch.cuda.memory_reserved() / g:.1f} GiB; other Trials {others}; {n} sets",
             file=sys.stderr,
             flush=True,
         )
-        orig(self, *a, **k)
+        return n, why
 
-    T.Trial.__init__ = init
+    T.Trial._pool_size = sized
 
 
 if os.environ.get("PROBE_TRIAL"):
