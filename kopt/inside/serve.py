@@ -324,11 +324,17 @@ def _drop(s: Session, msg: dict) -> dict:
     of the last config's arena let go, and its own cached GPU memory released. The judge's arena
     stays allocated while any process maps it (torch keeps a shared block until its consumers let
     go), so the next pool was sized beside it and a version's batches shrank by what the kernel's
-    process still held (H100: 16 sets against 32, an honest gain unresolved)."""
+    process still held (H100: 16 sets against 32, an honest gain unresolved). Dropping its views
+    was enough where no call had been made (tests/gpu/test_gpu_memory.py), not in a whole rule
+    `measure` (docs/runs/h100-decision-first/call5/): whether a reference cycle of the calls kept
+    them, which the collection here frees, is still to be shown on the GPU."""
     s.sets = []
     if s.device == "cuda":
+        import gc
+
         import torch
 
+        gc.collect()  # views a reference cycle of the calls still holds (untested on the GPU: see the docstring)
         torch.cuda.empty_cache()
     return {"ok": True}
 

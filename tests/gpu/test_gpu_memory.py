@@ -10,6 +10,7 @@ kernel's process now lets go before the next pool is sized and as it leaves
 import pytest
 import torch
 
+from kopt.measure import bound
 from kopt.measure.trial import Trial, release_arena
 from kopt.measure.variants import load_reference
 from tests.helpers import ROOT, kernel_process
@@ -60,3 +61,20 @@ def test_a_process_that_leaves_lets_its_arena_go(tmp_path):
         del trial
         proc.finish()
         assert _allocated_after_collect() < ARENA / 2
+
+
+def test_after_calls_and_batches_the_next_pool_is_sized_with_the_last_arena_freed(tmp_path):
+    """As in a rule `measure`: calls and the bound's batches on the first pool, then the next
+    config's pool. The whole rule kept the last arena allocated where the first test, with no call
+    made, did not (docs/runs/h100-decision-first/call5/)."""
+    (tmp_path / "k.py").write_text(HONEST)
+    ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
+    with kernel_process(tmp_path / "k.py", device="cuda") as proc:
+        first = _trial(ref, proc)
+        for i in range(3):
+            first.judged(f"call {i}")
+        bound.bound_calls(first, "k", {"bound_batches_min": 3, "bound_batches_max": 3}, est_us=1.0)
+        del first
+        second = _trial(ref, proc)
+        assert torch.cuda.memory_allocated() < ARENA * 1.5, "the last config's arena was still held"
+        del second
