@@ -101,7 +101,11 @@ def cmd_eval(a) -> int:
         if c.get("delta_pct") is not None:
             print(f"  {c['class']}: {c['delta_pct']:+.2f}% ({c['basis']}), {c['verdict']}")
     sys.stdout.flush()
-    if v == ws.versions[-1].name and not _graph(a, command, "results/state.json", log):  # its profile follows
+    # what the state reads after the verdict: every profile up to the last version (state.json), else
+    # the best's bottleneck.json (the roofline target's stop, kopt.loop.state.target_stop)
+    last = v == ws.versions[-1].name
+    after = "results/state.json" if last else f"results/{comp.get('best_after') or v}/bottleneck.json"
+    if not _graph(a, command, after, log):
         return 2
     st = state_of(a, load_workspace(a.workspace), upto=v)
     print("next: " + describe_next(st["next"]))

@@ -6,7 +6,8 @@ a kernel that patches anything here changes only what this process says about it
 
 Order of a life: ``start`` (the sandbox, before anything of the kernel's is imported), ``go``
 (the GPU binding; the kernel is imported), then ``config`` (the arena's views for a config),
-``call`` (one call on input set j), ``null``, ``trace_begin``/``trace_end``, ``metadata``, until
+``call`` (one call on input set j), ``batch`` and ``prep`` (the bound's), ``null``,
+``trace_begin``/``trace_end``, ``metadata``, ``drop`` (the last config's arena let go), until
 ``bye`` or the judge's end.
 """
 

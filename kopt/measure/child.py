@@ -11,6 +11,7 @@ another task (ref.py alone, the hardware's ceilings: no kernel there).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -256,7 +257,8 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
 
     device, ref, first = prepared
     clock.ready()
-    release_arena(first, device)  # its arena freed for the clock's pools
+    with contextlib.suppress(KernelFault):  # a process that does not let go only keeps its arena held
+        release_arena(first, device)  # its arena freed for the clock's pools
     first.end(keep=first.others())  # and what it started, not the clock's processes
     baseline = req["kernel"].startswith("torch:")
     try:
@@ -294,8 +296,6 @@ def _profile(req: dict, progress: Progress, prepared, timed: dict[str, dict] | N
     """task_profile's work on a kernel process that has imported the kernel (``prepared``); on the
     CPU, given the bench's timed calls per config (``timed``), each class's figures are its
     config's, and no call is made (a config without them is called again)."""
-    import contextlib
-
     from kopt.measure.boundary import copy_report
     from kopt.measure.environment import environment
     from kopt.measure.profiled import interpreted_class, largest_per_class, profile_class, ranged_calls
@@ -442,7 +442,6 @@ def main(argv: list[str]) -> None:
 
 def _keep_to_itself() -> None:
     """No other process of this user may trace or read this one (PR_SET_DUMPABLE 0; Linux)."""
-    import contextlib
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):

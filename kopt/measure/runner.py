@@ -17,7 +17,7 @@ process that started it is gone (kill -9 of Snakemake).
 
 A child can be started *held* (``Child(..., held=True)``): it imports torch and then waits for
 ``go``, which gives it the GPU the gate chose, so its start-up is paid while the gate reads the GPUs
-and while another child runs (rule ``measure``: the profile's child starts with the timing's).
+and while another child runs.
 A held child touches no device before its go, and leaves when its job is gone.
 
 A fault of the harness, not the kernel (a child that CUDA bound to another GPU than the gate

@@ -30,6 +30,8 @@ from kopt.measure.inputs import InputSet, Pool, Seeds, pool_size, set_bytes
 from kopt.measure.reference import Draw, available_bytes
 from kopt.measure.verify import CHUNK, compare, tolerance_for
 
+DROP_TIMEOUT_S = 60.0  # letting go of a mapping and a cache: no kernel's work
+
 
 def release_arena(proc: KernelProcess, device: str) -> None:
     """On a GPU, the kernel's process told to let go of the last config's arena (kopt.inside.serve's
@@ -41,7 +43,7 @@ def release_arena(proc: KernelProcess, device: str) -> None:
     benchmarks/probes/trial_memory.sh). A process that keeps its mapping only shrinks its own
     version's pools."""
     if device == "cuda" and proc.maps_arena:
-        proc.ask({"op": "drop"})
+        proc.ask({"op": "drop"}, timeout_s=DROP_TIMEOUT_S)
         proc.maps_arena = False
 
 
@@ -50,6 +52,7 @@ class Trial:
         self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
         self.key, self.flush = item["key"], None  # the judge's L2 flush buffer (``judged``), when used
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
+        proc.where = f"config {self.key}"
         release_arena(proc, device)
         self.layout, probe_draw = reference.probe(ref, self.cfg, device, self.seeds.next())
         limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
@@ -117,7 +120,7 @@ class Trial:
 
     def _pool_size(self, one: int, max_sets: int, min_sets: int) -> tuple[int, str]:
         if self.device == "cuda":
-            torch.cuda.ipc_collect()  # arenas no process maps any more (``_release_last_arena``)
+            torch.cuda.ipc_collect()  # arenas no process maps any more (``release_arena``)
             torch.cuda.empty_cache()
         ref_peak = self.placement.peak_bytes if self.placement.device == self.device else 0
         # the private draw and the outputs' copy, the reference, the comparison, the kernel's L2 flush

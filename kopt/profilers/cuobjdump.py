@@ -2,8 +2,7 @@
 kernel's sandbox.
 
 Of a CUDA build's library (rule `build`) and of the cubins of a Triton version's compiled
-specialisations, which the kernel's process writes and the judge copies (rule `measure`'s
-profile). Not in the kernel's process: under Nsight Compute, which follows every program its
+specialisations, which the kernel's process writes and the judge copies (rule `profile`). Not in the kernel's process: under Nsight Compute, which follows every program its
 target starts, each cuobjdump there paid Nsight Compute's per-process set-up.
 """
 
@@ -53,7 +52,7 @@ def cubins_to_sass(folder: Path) -> dict[str, str]:
     """Every ``*.cubin`` in ``folder`` replaced by its ``*.sass`` listing (the cubin removed either
     way: binaries are not kept in results); which cubin became which listing. All at once: each
     is a Python start in the sandbox and a cuobjdump (one after another, the softmax example's
-    took 1.7-2.3 s of its rule `measure` on the H100)."""
+    took 1.7-2.3 s of its profile on the H100)."""
     cubins = sorted(folder.glob("*.cubin"))
     with ThreadPoolExecutor(max_workers=max(1, min(len(cubins), os.cpu_count() or 1))) as pool:
         names = list(pool.map(lambda c: disassemble(c, c.with_suffix(".sass")), cubins))

@@ -1,4 +1,4 @@
-"""The first half of rule `measure` (rules/measure.smk), also rule `baseline`'s (torch): the correctness
+"""Rule `measure` (rules/measure.smk), also rule `baseline`'s (torch): the correctness
 gate, then the timing of a correct version per config, in one child process under the GPU gate;
 figures beyond the hardware are refused."""
 
