@@ -28,7 +28,7 @@ except ImportError:
 SLURM = os.environ.get("KOPT_SLURM") == "1"
 if not SLURM:
     collect_ignore.append("graph/test_slurm.py")
-SLURM_TARGET = "results/v1/compare.json"
+SLURM_TARGETS = ("results/v1/compare.json", "results/v1/bottleneck.json")  # the decision, then what follows it
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def slurm_graph(shared_root) -> Path:
             copy_project(folder)  # profiles/ with it (slurm and the workflow's default)
             # squeue polled a second after each submission, not the profile's 5 s
             cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm"]
-            cmd += ["--slurm-init-seconds-before-status-checks", "1", SLURM_TARGET, "--config", "device=cpu"]
+            cmd += ["--slurm-init-seconds-before-status-checks", "1", *SLURM_TARGETS, "--config", "device=cpu"]
             script = '"$@" > slurm.log 2>&1; echo $? > slurm.rc.part && mv slurm.rc.part slurm.rc'
             subprocess.Popen(
                 ["sh", "-c", script, "sh", *cmd], cwd=folder, start_new_session=True, stdin=subprocess.DEVNULL

@@ -190,3 +190,34 @@ def test_kopt_eval_without_a_version_refuses_while_a_draft_waits(ws, tmp_path, c
     assert (
         "v8.yaml: v8 is a draft (TODO fields): fill it in, or name the version to evaluate" in capsys.readouterr().err
     )
+
+
+def test_kopt_eval_of_an_earlier_version_builds_the_bests_bottleneck_before_the_state(
+    ws, tmp_path, capsys, monkeypatch
+):
+    """The verdict reads no profile; the state after it does (the roofline target's stop reads the
+    best's bottleneck.json): for the last version the graph builds state.json, for an earlier one
+    the best's bottleneck.json, so the stop is never read from a missing or stale file."""
+    from kopt.cli import loop
+
+    asked = []
+    monkeypatch.setattr(loop, "_graph", lambda a, command, target, log: asked.append(target) or True)
+    args = _recorded(ws, tmp_path / "results", {"state": _state(), "decision": "keep", "reason": "improved"})
+    (tmp_path / "results" / "v3").mkdir()
+    comp = {
+        "version": "v3",
+        "state": _state(best="v2"),
+        "best_after": "v2",
+        "decision": "discard",
+        "reason": "regression",
+    }
+    (tmp_path / "results" / "v3" / "compare.json").write_text(json.dumps(comp))
+    kopt(["eval", "v3", *args])
+    kopt(["eval", "v7", *args])
+    assert asked == [
+        "results/v3/compare.json",
+        "results/v2/bottleneck.json",
+        "results/v7/compare.json",
+        "results/state.json",
+    ]
+    assert "v3: discard (regression)" in capsys.readouterr().out
