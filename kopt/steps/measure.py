@@ -20,7 +20,7 @@ from kopt.loop.gate import ended
 from kopt.measure.runner import Child, ChildOutcome, gate_for
 from kopt.steps.bench import write_checked
 from kopt.steps.common import cannot_run, child_request
-from kopt.steps.profile import cpu_profile_request, keep_cpu_profile, profiles_in_the_check
+from kopt.steps.profile import keep_cpu_profile, plan_profile, profiles_in_the_check
 from kopt.workspace.target import load_workspace
 
 
@@ -68,7 +68,10 @@ def measure(
     here = profiles_in_the_check(profile_settings)
     with tempfile.TemporaryDirectory(prefix="kopt-profile-") as scratch:
         if here:  # no profiler on the CPU: the child's kernel process profiles from its bench's calls
-            req["profile"] = cpu_profile_request(ws, kernel, profile_settings, builds, Path(scratch))
+            # the profile's own plan, its raw and assembly folders in scratch (the interpreter leaves them empty)
+            prof = plan_profile(version=version, target=target, kernel=kernel, out_dir=scratch,
+                                asm_dir=str(Path(scratch) / "asm"), settings=profile_settings, builds=builds)  # fmt: skip
+            req["profile"] = {k: prof.request[k] for k in ("raw_dir", "asm_dir", "calls", "opts", "inputs")}
         with Child("check_then_time", req, log_path=log, held=True) as child:
             marks["child started"] = since_start()
             gate = gate_for(params)

@@ -133,20 +133,6 @@ def profiles_in_the_check(settings: dict) -> bool:
     return choose_backend(settings["profiler"], _device(settings)) == "cpu-interpreter"
 
 
-def cpu_profile_request(ws, kernel: str, settings: dict, builds: list[str], scratch: Path) -> dict:
-    """What the check's kernel process needs to profile on the CPU (kopt.measure.child._profile_here):
-    the profile's calls and options; ``scratch`` for its raw and assembly folders, which the
-    interpreter leaves empty."""
-    req = child_request(ws, kernel, settings, builds=builds)
-    return {
-        "raw_dir": str(scratch / "raw"),
-        "asm_dir": str(scratch / "asm"),
-        "calls": settings["calls"],
-        "opts": req["opts"],
-        "inputs": req["inputs"],
-    }
-
-
 def keep_cpu_profile(bench_json: Path, outcome: ChildOutcome) -> None:
     """bench.json's ``cpu_profile``: the check's own profile, for rule `profile` to write."""
     meta = json.loads(bench_json.read_text())
