@@ -327,15 +327,16 @@ def _drop(s: Session, msg: dict) -> dict:
     go), so the next pool was sized beside it and a version's batches shrank by what the kernel's
     process still held (H100: 16 sets against 32, an honest gain unresolved). Dropping its views
     was enough where no call had been made (tests/gpu/test_gpu_memory.py), not in a whole rule
-    `measure` (docs/runs/h100-decision-first/call5/): whether a reference cycle of the calls kept
-    them, which the collection here frees, is still to be shown on the GPU."""
+    `measure` (docs/runs/h100-decision-first/call5/): a reference cycle of the calls still held
+    them. With the collection here every pool of a whole rule was sized with only its own config's
+    memory allocated (H100, call6/: 32 sets each, the clock's 8)."""
     s.sets = []
     if s.device == "cuda":
         import gc
 
         import torch
 
-        gc.collect()  # views a reference cycle of the calls still holds (untested on the GPU: see the docstring)
+        gc.collect()  # views a reference cycle of the calls still holds (see the docstring)
         torch.cuda.empty_cache()
     return {"ok": True}
 

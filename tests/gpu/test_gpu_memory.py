@@ -66,7 +66,8 @@ def test_a_process_that_leaves_lets_its_arena_go(tmp_path):
 def test_after_calls_and_batches_the_next_pool_is_sized_with_the_last_arena_freed(tmp_path):
     """As in a rule `measure`: calls and the bound's batches on the first pool, then the next
     config's pool. The whole rule kept the last arena allocated where the first test, with no call
-    made, did not (docs/runs/h100-decision-first/call5/)."""
+    made, did not (docs/runs/h100-decision-first/call5/), until `drop` collected the calls'
+    reference cycles (call6/)."""
     (tmp_path / "k.py").write_text(HONEST)
     ref = load_reference(ROOT / "examples" / "softmax" / "ref.py")
     with kernel_process(tmp_path / "k.py", device="cuda") as proc:
