@@ -401,6 +401,19 @@ class Problem:
         ]
         return cast[0] if not isinstance(ret, (tuple, list)) else type(ret)(cast)
 
+    def check(self, inputs: dict, outputs: dict) -> str | None:
+        """``check_implementation`` on the call's data and the kernel's outputs (in ``ref_kernel``'s
+        order), for a problem whose check judges properties of the output, never ``ref_kernel``'s
+        result (``gpumode_tolerance.checks_properties``; ref.py binds it as its ``check``): None
+        where it passes, else its message. gpu-mode's checks return ``(ok, message)``; an older
+        one's message alone, empty where it passes."""
+        data = pack({k: v for k, v in inputs.items() if k.startswith(DATA)})
+        got = list(outputs.values())
+        with on_the_harness_device():
+            res = self.mod.check_implementation(data, got[0] if len(got) == 1 else tuple(got))
+        ok, message = res if isinstance(res, tuple) else (not res if isinstance(res, str) else bool(res), res)
+        return None if ok else f"check_implementation: {message or 'failed'}"
+
     def _ref_kernel(self, inputs: dict):
         """``ref_kernel`` on the packed data; the "cuda" tensors it makes itself (a model's weights,
         ``.cuda()``) made where generate_input's are (``on_the_harness_device``)."""

@@ -26,7 +26,7 @@ import yaml
 from kopt.formats import staged
 from kopt.formats.gpumode import Problem, ProblemError, load_reference
 from kopt.formats.gpumode_hardware import unjudgeable
-from kopt.formats.gpumode_tolerance import tolerances
+from kopt.formats.gpumode_tolerance import checks_properties, tolerances
 
 REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
 holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
@@ -40,6 +40,9 @@ _problem = Problem(Path(__file__).with_name("problem"))
 setup, reference = _problem.setup, _problem.reference
 casts_returned_floats = True  # its check compares values (dtypes promoted): a float32 result of a float64 ref_kernel
 '''
+# a check_implementation that judges the output's properties (never ref_kernel's result) judges every call
+OWN_CHECK = """check = _problem.check  # check_implementation judges each call's outputs itself (their properties)
+"""
 
 META = """parent: null
 hypothesis: "Baseline: the problem's own submission.py (custom_kernel), as it is."
@@ -236,7 +239,8 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         for name, src in files.items():
             shutil.copyfile(src, staging / "problem" / name)
         shutil.copyfile(task_yml, staging / "problem" / "task.yml")
-        (staging / "ref.py").write_text(REF.format(name=folder.name))
+        own_check = checks_properties(ast.parse(files["reference.py"].read_text()))
+        (staging / "ref.py").write_text(REF.format(name=folder.name) + (OWN_CHECK if own_check else ""))
         shutil.copyfile(submission, staging / "kernels" / "v0.py")
         (staging / "kernels" / "v0.yaml").write_text(META)
         doc = {

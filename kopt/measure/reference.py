@@ -220,6 +220,21 @@ def same_draws(d: Draw, again: Draw) -> None:
             )
 
 
+def own_check(ref, inputs: dict, outputs: dict[str, torch.Tensor]) -> str | None:
+    """ref.py's own check of a call's outputs, where it defines ``check(inputs, outputs)`` (a problem
+    whose outputs are unique only up to signs or order, judged by their properties: gpu-mode's
+    linalg); it replaces the element-wise comparison with the reference. None where they pass, else
+    why not. It gets copies of the judge's draw (its own precision) and of the outputs, so nothing
+    it does reaches a later check; an error it raises on these outputs is their failure."""
+    args = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    try:
+        with torch.no_grad():
+            why = ref.check(args, {k: t.clone() for k, t in outputs.items()})
+    except Exception as e:  # noqa: BLE001 - the outputs it could not judge are not shown correct
+        return f"ref.py: check() raised {type(e).__name__} on these outputs: {str(e)[:300]}"
+    return None if why is None else str(why)[:500]
+
+
 def run_reference(ref, args: dict) -> Any:
     try:
         with torch.no_grad():

@@ -510,3 +510,40 @@ def test_a_tolerance_computed_at_run_time_is_evaluated_per_config(tmp_path, run_
     corr = _gate(ws, ws / "kernels" / "v0.py", run_params, tmp_path)
     assert corr["status"] == status, corr.get("error")
     assert corr["configs"][0]["atol"] == pytest.approx(8e-5)
+
+
+SIGNED = INPUT.format(returns="a") + '''def ref_kernel(data):
+    return data / data.norm(dim=1, keepdim=True)
+
+
+def check_implementation(data, output):
+    """Rows of unit length, each parallel to its input's row: unique only up to its sign."""
+    if output.shape != data.shape:
+        return False, f"shape {tuple(output.shape)}"
+    unit = (output.norm(dim=1) - 1).abs().max().item()
+    cos = ((output * data).sum(dim=1).abs() / data.norm(dim=1) - 1).abs().max().item()
+    return (unit < 1e-5 and cos < 1e-5), f"unit {unit:.3g}, parallel {cos:.3g}"
+'''
+
+
+def test_a_check_of_the_outputs_properties_judges_every_call_itself(tmp_path, run_params, capsys):
+    """linalg's shape (issue 43): check_implementation judges the output's properties and never
+    reads ref_kernel's result, so an honest output of the other sign passes (the element-wise
+    comparison refused it), and one that misses the property fails with the problem's own words."""
+    flipped = "def custom_kernel(data):\n    return -data / data.norm(dim=1, keepdim=True)\n"
+    src = _problem(tmp_path, SIGNED, flipped)
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    assert "checks properties of the output" in capsys.readouterr().out
+    assert "check = _problem.check" in (ws / "ref.py").read_text()
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
+    (ws / "kernels" / "v1.py").write_text("def custom_kernel(data):\n    return data / 2\n")
+    corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "v1")
+    assert corr["status"] == "incorrect" and "check_implementation: unit" in corr["error"], corr["error"]
+    # without the check of its own (it reads ref_kernel's result), the other sign is wrong
+    (src / "reference.py").write_text(SIGNED.replace("    if output.shape", "    ref_kernel(data)\n    if output.shape"))
+    assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    assert "check =" not in (tmp_path / "ws2" / "ref.py").read_text()
+    corr = _gate(tmp_path / "ws2", tmp_path / "ws2" / "kernels" / "v0.py", run_params, tmp_path)
+    assert corr["status"] == "incorrect" and "outside atol" in corr["error"], corr["error"]
