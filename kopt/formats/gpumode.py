@@ -35,6 +35,7 @@ tensors on torch's default device instead (``on_the_harness_device``).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import itertools
@@ -80,6 +81,10 @@ def load_reference(folder: Path):
             spec.loader.exec_module(mod)
     except Exception as e:  # noqa: BLE001 - any error in the user's files is one line
         raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
+    from kopt.formats import princeton
+
+    if princeton.is_princeton(ast.parse(path.read_text())):
+        princeton.adapt(mod, path)
     for name in ("generate_input", "ref_kernel"):
         if not callable(getattr(mod, name, None)):
             raise ProblemError(f"{path}: no {name} (a gpu-mode reference.py defines generate_input and ref_kernel)")
@@ -441,5 +446,11 @@ def problem_folder(version: Path) -> Path | None:
 
 def custom_kernel(module, path: Path) -> CustomKernel | None:
     """A version module's ``custom_kernel`` as a kernel, in a gpu-mode problem's workspace; else None."""
+    folder = problem_folder(path)
     fn = getattr(module, "custom_kernel", None)
-    return CustomKernel(fn, vars(module)) if callable(fn) and problem_folder(path) else None
+    if not callable(fn) and folder is not None:
+        from kopt.formats import princeton
+
+        if princeton.is_princeton(ast.parse((folder / "reference.py").read_text())):
+            fn = princeton.submission_kernel(module, folder)  # one function per phase
+    return CustomKernel(fn, vars(module)) if callable(fn) and folder else None

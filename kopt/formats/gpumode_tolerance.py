@@ -16,6 +16,7 @@ import contextlib
 import math
 from pathlib import Path
 
+from kopt.formats import princeton
 from kopt.formats.gpumode import ProblemError
 
 # gpu-mode compares with ref_kernel's output at the output's dtype, kernel-opt with a float64
@@ -37,6 +38,8 @@ def tolerance(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
     """``check_implementation``'s tolerance (else exact) and how it was found; one computed at run
     time reads 0 here (each config's data gives it: ``run_time_tolerance``)."""
     tree = ast.parse(reference_py.read_text())
+    if princeton.is_princeton(tree):
+        return princeton.tolerance(tree, reference_py)
     if checks_properties(tree):
         return {"atol": 0.0, "rtol": 0.0}, (
             "check_implementation checks properties of the output and never reads ref_kernel's result: it judges "

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from kopt.formats import staged
+from kopt.formats import princeton, staged
 from kopt.formats.gpumode import Problem, ProblemError, load_reference
 from kopt.formats.gpumode_hardware import unjudgeable
 from kopt.formats.gpumode_tolerance import checks_properties, tolerances
@@ -117,11 +117,20 @@ def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
         tree = ast.parse(submission.read_text())
     except SyntaxError as e:
         raise ProblemError(f"{submission}: does not parse (line {e.lineno}: {e.msg})") from None
-    if not _binds_custom_kernel(tree):
+    if princeton.is_princeton(ast.parse((folder / "reference.py").read_text())):
+        steps = princeton.phases(folder / "reference.py")
+        missing = [p for p in steps if not any(f.endswith("_" + p) for f in _defined(tree))]
+        if missing:
+            raise ProblemError(f"{submission}: defines no function for phase(s) {missing} (a def named <name>_<phase>)")
+    elif not _binds_custom_kernel(tree):
         raise ProblemError(
             f"{submission}: defines no custom_kernel(data) (a def, an assignment such as "
             "custom_kernel = torch.compile(fn), or an import of that name)"
         )
+
+
+def _defined(tree: ast.Module) -> list[str]:
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _binds_custom_kernel(tree: ast.Module) -> bool:
@@ -231,6 +240,12 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         raise ProblemError(needs)
     defaults = _generate_input_defaults(files["reference.py"])
     configs, small = _specs(task, "benchmarks", task_yml, defaults), _specs(task, "tests", task_yml, defaults)
+    phased = princeton.is_princeton(ast.parse(files["reference.py"].read_text()))
+    if phased:  # one function per phase, its batch fixed by eval.py (kopt.formats.princeton)
+        configs, small = (
+            princeton.with_batch(configs, princeton.eval_batch(folder)),
+            princeton.with_batch(small, princeton.CPU_BATCH),
+        )
     if not submission.is_file():
         raise ProblemError(f"{submission}: missing (v0 is the problem's own submission)")
     tols, how = tolerances(files["reference.py"], files.get("utils.py", folder / "utils.py"))
@@ -255,17 +270,26 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
             f"# Made by `kopt init --gpumode` from {folder}.\n"
             "# configs: task.yml's benchmarks, cpu_configs: its tests (each without its seed: kernel-opt draws\n"
             f"# fresh ones). tolerances: {how}.\n"
-        )
+        ) + (_BATCH_NOTE.format(gpu=configs[0][princeton.BATCH], cpu=princeton.CPU_BATCH) if phased else "")
         (staging / "target.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False))
         with _naming_the_users_files(staging / "problem", files, folder):
             _check_problem(staging / "problem", configs, submission)
             outputs = _outputs_here(staging / "problem", small[0])
+    kernel = "one function per phase, judged as one call of them all" if phased else "custom_kernel"
     return [
         f"{dest}: gpu-mode problem {folder.name} ({', '.join(sorted(files))} in problem/)",
         f"  GPU configs (benchmarks): {len(configs)}; CPU configs (tests): {len(small)}; classes by {doc['class_by']}",
+        *(
+            [_BATCH_NOTE.format(gpu=configs[0][princeton.BATCH], cpu=princeton.CPU_BATCH).strip("# \n")]
+            if phased
+            else []
+        ),
         f"  {outputs}",
-        f"  tolerance: {how}; v0: its submission.py (custom_kernel)",
+        f"  tolerance: {how}; v0: its submission.py ({kernel})",
     ]
+
+
+_BATCH_NOTE = "# batch_size: eval.py's B ({gpu}) on the GPU, {cpu} on the CPU (the interpreter's configs).\n"
 
 
 @contextlib.contextmanager

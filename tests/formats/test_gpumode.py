@@ -190,9 +190,9 @@ def _problem(tmp_path, reference: str, submission: str, name: str = "p_py"):
     return src
 
 
-def _outputs(ws) -> list[str]:
+def _outputs(ws, **spec) -> list[str]:
     with torch.device("cpu"):
-        return Problem(ws / "problem").setup(5, n=8)["outputs"]
+        return Problem(ws / "problem").setup(5, **(spec or {"n": 8}))["outputs"]
 
 
 def _gate(ws, kernel, run_params, tmp_path) -> dict:
@@ -512,7 +512,9 @@ def test_a_tolerance_computed_at_run_time_is_evaluated_per_config(tmp_path, run_
     assert corr["configs"][0]["atol"] == pytest.approx(8e-5)
 
 
-SIGNED = INPUT.format(returns="a") + '''def ref_kernel(data):
+SIGNED = (
+    INPUT.format(returns="a")
+    + '''def ref_kernel(data):
     return data / data.norm(dim=1, keepdim=True)
 
 
@@ -524,6 +526,7 @@ def check_implementation(data, output):
     cos = ((output * data).sum(dim=1).abs() / data.norm(dim=1) - 1).abs().max().item()
     return (unit < 1e-5 and cos < 1e-5), f"unit {unit:.3g}, parallel {cos:.3g}"
 '''
+)
 
 
 def test_a_check_of_the_outputs_properties_judges_every_call_itself(tmp_path, run_params, capsys):
@@ -542,8 +545,74 @@ def test_a_check_of_the_outputs_properties_judges_every_call_itself(tmp_path, ru
     corr, _, _ = run_version(ws, ws / "kernels" / "v1.py", {**run_params, "device": "cpu"}, tmp_path / "v1")
     assert corr["status"] == "incorrect" and "check_implementation: unit" in corr["error"], corr["error"]
     # without the check of its own (it reads ref_kernel's result), the other sign is wrong
-    (src / "reference.py").write_text(SIGNED.replace("    if output.shape", "    ref_kernel(data)\n    if output.shape"))
+    (src / "reference.py").write_text(
+        SIGNED.replace("    if output.shape", "    ref_kernel(data)\n    if output.shape")
+    )
     assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 0, capsys.readouterr().err
     assert "check =" not in (tmp_path / "ws2" / "ref.py").read_text()
     corr = _gate(tmp_path / "ws2", tmp_path / "ws2" / "kernels" / "v0.py", run_params, tmp_path)
     assert corr["status"] == "incorrect" and "outside atol" in corr["error"], corr["error"]
+
+
+PHASED = """import torch
+import torch.nn.functional as F
+
+DTYPE = torch.bfloat16
+DEVICE = "cuda"
+ATOL = 1e-3
+RTOL = 1e-2
+
+
+def reference_forward(logits, targets):
+    return F.cross_entropy(logits.float(), targets, reduction="none")
+
+
+def reference_backward(logits, targets, grad_output):
+    probs = torch.softmax(logits.float(), dim=-1)
+    probs[torch.arange(logits.shape[0], device=logits.device), targets] -= 1.0
+    return (probs * grad_output.unsqueeze(1)).to(logits.dtype)
+
+
+def generate_inputs(batch_size, vocab_size, seed=42):
+    torch.manual_seed(seed)
+    logits = torch.randn(batch_size, vocab_size, dtype=DTYPE, device=DEVICE)
+    targets = torch.randint(0, vocab_size, (batch_size,), device=DEVICE)
+    grad_output = torch.randn(batch_size, dtype=torch.float32, device=DEVICE)
+    return logits, targets, grad_output
+"""
+
+
+def test_a_problem_of_one_function_per_phase_is_judged_as_one_call_of_them_all(tmp_path, run_params, capsys):
+    """princeton/cross_entropy's shape (issue 43): reference_forward and reference_backward,
+    generate_inputs with the batch eval.py fixes, ATOL and RTOL; a submission's
+    cross_entropy_forward and cross_entropy_backward. The GPU configs take eval.py's B, the CPU's a
+    small batch; the submission passes, a wrong phase fails naming its output, a missing one is one
+    line at init."""
+    src = tmp_path / "ce_py"
+    src.mkdir()
+    (src / "reference.py").write_text(PHASED)
+    (src / "eval.py").write_text("from reference import ATOL, RTOL\n\nB = 4_096\n")
+    sub = PHASED.split("def generate_inputs")[0].replace("reference_", "cross_entropy_")
+    (src / "submission.py").write_text(sub)
+    files = '[{"name": "submission.py", "source": "@SUBMISSION@"}, {"name": "reference.py", "source": "reference.py"}]'
+    (src / "task.yml").write_text(
+        f"files: {files}\ntests: [{{vocab_size: 256}}, {{vocab_size: 512}}]\n"
+        "benchmarks: [{vocab_size: 32000}, {vocab_size: 128256}]\n"
+    )
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    said = capsys.readouterr().out
+    assert "batch_size: eval.py's B (4096) on the GPU, 8 on the CPU" in said and "ATOL 0.001, RTOL 0.01" in said
+    target = yaml.safe_load((ws / "target.yaml").read_text())
+    assert target["configs"][0] == {"batch_size": 4096, "vocab_size": 32000} and target["class_by"] == ["vocab_size"]
+    assert target["cpu_configs"][1] == {"batch_size": 8, "vocab_size": 512}
+    assert _outputs(ws, batch_size=8, vocab_size=256) == ["out0", "out1"]
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
+    (ws / "kernels" / "v1.py").write_text(sub.replace("grad_output.unsqueeze(1)", "grad_output.unsqueeze(1) * 2"))
+    corr = _gate(ws, ws / "kernels" / "v1.py", run_params, tmp_path)
+    assert corr["status"] == "incorrect" and "output 'out1'" in corr["error"], corr["error"]
+    (src / "submission.py").write_text(sub.split("def cross_entropy_backward")[0])
+    assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "defines no function for phase(s) ['backward']" in err, err
