@@ -19,7 +19,7 @@ PARAMS = {
 }
 
 
-def gate_row(name: str, init: Callable[[Path], None], out: Path) -> dict:
+def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "cpu") -> dict:
     """``init(ws)`` writes the problem's workspace, then v0's gate: the stage reached (init, gate,
     pass), the seconds, and the one line of a failure. Printed as it ends."""
     t0, slug = time.perf_counter(), name.replace("/", "+")
@@ -30,7 +30,7 @@ def gate_row(name: str, init: Callable[[Path], None], out: Path) -> dict:
         row["stage"] = "gate"
         corr, _ = check_then_time(
             gate, version="v0", target=str(ws / "target.yaml"), kernel=str(ws / "kernels" / "v0.py"),
-            log=str(gate / "steps.log"), params=PARAMS, time=False,
+            log=str(gate / "steps.log"), params={**PARAMS, "device": device}, time=False,
         )  # fmt: skip
         row["stage"] = "pass" if corr["status"] == "pass" else "gate"
         row["why"] = "" if corr["status"] == "pass" else f"{corr['status']}: {corr.get('error')}"
@@ -42,14 +42,14 @@ def gate_row(name: str, init: Callable[[Path], None], out: Path) -> dict:
     return row
 
 
-def write_table(rows: list[dict], out: Path, source: str) -> None:
+def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu") -> None:
     """OUT/table.csv and OUT/table.md (a count line, then the rows); the count line printed."""
     df = pd.DataFrame(rows)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "table.csv", index=False)
     counts = df["stage"].value_counts().to_dict()
     head = (
-        f"{len(df)} problems from {source}: {counts.get('pass', 0)} pass v0's gate on the CPU, "
+        f"{len(df)} problems from {source}: {counts.get('pass', 0)} pass v0's gate on the {device.upper()}, "
         f"{counts.get('gate', 0)} made a workspace that did not pass, {counts.get('init', 0)} made none; "
         f"{df['s'].sum():.0f} s in all.\n\n"
     )

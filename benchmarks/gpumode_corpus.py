@@ -44,7 +44,8 @@ def main() -> None:
     )
     ap.add_argument("--commit", default="fec6e3c", help="the commit to extract (fec6e3c: the last MIT-licensed)")
     ap.add_argument("--out", type=Path, default=Path("runs/gpumode-corpus"))
-    ap.add_argument("--only", default="", help="run the problems whose name contains this")
+    ap.add_argument("--only", default="", help="run the problems whose name contains this (comma: any of these)")
+    ap.add_argument("--device", default="cpu", help="cpu (the tests' configs, interpreted) or cuda (the benchmarks')")
     a = ap.parse_args()
     for made in ("ws", "gate"):  # an earlier run's workspaces: kopt init writes new ones only
         shutil.rmtree(a.out / made, ignore_errors=True)
@@ -52,11 +53,11 @@ def main() -> None:
         problems = a.source if (a.source / "task.yml").exists() or not (a.source / "HEAD").is_file() else None
         problems = problems or extract(a.source, a.commit, Path(tmp))
         rows = [
-            gate_row(name, lambda ws, src=yml.parent: gw.init(ws, src, check=_loads), a.out)
+            gate_row(name, lambda ws, src=yml.parent: gw.init(ws, src, check=_loads), a.out, a.device)
             for yml in sorted(problems.rglob("task.yml"))
-            if a.only in (name := str(yml.parent.relative_to(problems)))
+            if any(o in (name := str(yml.parent.relative_to(problems))) for o in a.only.split(","))
         ]
-    write_table(rows, a.out, f"{a.source} at {a.commit}")
+    write_table(rows, a.out, f"{a.source} at {a.commit}", a.device)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
+import dataclasses
+import hashlib
 import importlib.util
 import itertools
 import re
@@ -70,25 +73,42 @@ def on_path(folder: Path):
 
 
 def load_reference(folder: Path):
-    """The problem's reference.py as a module, with its task.py and utils.py."""
+    """The problem's reference.py as a module, with its task.py and utils.py (loaded once per
+    process: ``module_name``)."""
     path = folder / "reference.py"
     if not path.is_file():
         raise ProblemError(f"{folder}: no reference.py (a gpu-mode problem holds reference.py and task.yml)")
-    spec = importlib.util.spec_from_file_location(f"gpumode_reference_{abs(hash(str(path))) % 10**8}", path)
-    mod = importlib.util.module_from_spec(spec)
-    try:
-        with on_path(folder):
-            spec.loader.exec_module(mod)
-    except Exception as e:  # noqa: BLE001 - any error in the user's files is one line
-        raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
+    mod = sys.modules.get(module_name(path)) or _executed(path)
+    for fn in ("generate_input", "ref_kernel"):
+        if not callable(getattr(mod, fn, None)):
+            raise ProblemError(f"{path}: no {fn} (a gpu-mode reference.py defines generate_input and ref_kernel)")
+    return mod
+
+
+def _executed(path: Path):
     from kopt.formats import princeton
 
+    name = module_name(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # by that name the data's objects of its classes travel pickled (``Attrs``)
+    try:
+        with on_path(path.parent):
+            spec.loader.exec_module(mod)
+    except Exception as e:  # noqa: BLE001 - any error in the user's files is one line
+        del sys.modules[name]
+        raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
     if princeton.is_princeton(ast.parse(path.read_text())):
         princeton.adapt(mod, path)
-    for name in ("generate_input", "ref_kernel"):
-        if not callable(getattr(mod, name, None)):
-            raise ProblemError(f"{path}: no {name} (a gpu-mode reference.py defines generate_input and ref_kernel)")
     return mod
+
+
+def module_name(reference_py: Path) -> str:
+    """The name reference.py is loaded under, the same in the judge's process and the kernel's
+    (from its path and its bytes): an object of one of its classes in the data (a dataclass of
+    weights) is pickled to the kernel's process by that name."""
+    digest = hashlib.sha1(str(reference_py.resolve()).encode() + reference_py.read_bytes()).hexdigest()[:12]
+    return f"gpumode_reference_{digest}"
 
 
 def _cuda(x) -> bool:
@@ -145,14 +165,27 @@ ELEMENT = re.compile(rf"{DATA}\d+")  # one element of the data (a tensor inside 
 
 @dataclass(frozen=True)
 class Leaf:
-    """Where a tensor sat inside a dict, list or tuple of the data: the input that holds it now."""
+    """Where a tensor sat inside a dict, list, tuple or object of the data: the input that holds it now."""
 
     name: str
 
 
+@dataclass(frozen=True)
+class Attrs:
+    """An object of the data whose attributes held tensors (a dataclass of weights, mla-decode's
+    ``Config``; a module holding a buffer, its ``KVCache``): ``template`` a copy of it with
+    ``Leaf``s there. ``pack`` makes a fresh copy around each call's tensors, so what a call changes
+    in the object (the cache's length) is as drawn again for the next call and for the reference."""
+
+    template: object
+
+
+CANNOT = object()  # ``unpacked``'s answer where a tensor sits where kopt cannot reach it
+
+
 def pack(inputs: dict):
     """The data gpu-mode's functions take: ``data0``, ``data1``, ... as a tuple (or the one element),
-    each dict, list or tuple among them holding its tensors again (``Leaf``s filled)."""
+    each dict, list, tuple or object among them holding its tensors again (``Leaf``s filled)."""
     items = [_filled(inputs[f"{DATA}{i}"], inputs) for i in range(sum(1 for k in inputs if ELEMENT.fullmatch(k)))]
     return items[0] if len(items) == 1 else tuple(items)
 
@@ -160,29 +193,54 @@ def pack(inputs: dict):
 def _filled(v, inputs: dict):
     if isinstance(v, Leaf):
         return inputs[v.name]
+    if isinstance(v, Attrs):
+        o = copy.copy(v.template)
+        vars(o).update({k: _filled(x, inputs) for k, x in vars(v.template).items()})
+        return o
     if isinstance(v, dict):
         return type(v)((k, _filled(x, inputs)) for k, x in v.items())
-    if isinstance(v, (list, tuple)) and any(isinstance(x, (Leaf, dict, list, tuple)) for x in v):
+    if isinstance(v, (list, tuple)) and any(isinstance(x, (Leaf, Attrs, dict, list, tuple)) for x in v):
         return type(v)(_filled(x, inputs) for x in v)
     return v
 
 
+# an nn.Module's tables of tensors and submodules: their names stay out of the inputs' names
+MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+
+
 def unpacked(element: str, v, inputs: dict, path: str = ""):
     """``v`` (data element ``element``) as a value without tensors: each tensor inside its dicts,
-    lists and tuples, however deep, made an input of its own (named by where it sat, into
-    ``inputs``) and left as a ``Leaf``; so each gets fresh draws, a float64 copy for the reference and
-    the mutation check, as a tensor element does. None where a tensor sits in another object."""
+    lists, tuples, dataclasses and torch modules, however deep, made an input of its own (named by
+    where it sat, into ``inputs``) and left as a ``Leaf``; so each gets fresh draws, a float64 copy
+    for the reference and the mutation check, as a tensor element does. CANNOT where a tensor sits
+    in another object."""
     if isinstance(v, torch.Tensor):
         name = _free(inputs, f"{element}_{path.strip('_')}")
         inputs[name] = v
         return Leaf(name)
     if isinstance(v, dict):
         got = {k: unpacked(element, x, inputs, f"{path}_{_word(k)}") for k, x in v.items()}
-        return None if any(x is None for x in got.values()) else type(v)(got)
+        return CANNOT if any(x is CANNOT for x in got.values()) else type(v)(got)
     if type(v) in (list, tuple):  # not a namedtuple, whose fields another object's attributes are
         got = [unpacked(element, x, inputs, f"{path}_{i}") for i, x in enumerate(v)]
-        return None if any(x is None for x in got) else type(v)(got)
-    return None if _holds_tensors(v) else v
+        return CANNOT if any(x is CANNOT for x in got) else type(v)(got)
+    if _holds_tensors(v) and _walkable(v):
+        got = {
+            k: unpacked(element, x, inputs, path if k in MODULE_TABLES else f"{path}_{_word(k)}")
+            for k, x in vars(v).items()
+        }
+        if any(x is CANNOT for x in got.values()):
+            return CANNOT
+        template = copy.copy(v)
+        vars(template).update(got)
+        return Attrs(template)
+    return CANNOT if _holds_tensors(v) else v
+
+
+def _walkable(v) -> bool:
+    """A dataclass instance or a torch module: objects whose attributes are their state, copied
+    and filled again field by field (any other object may keep tensors where kopt cannot see)."""
+    return (dataclasses.is_dataclass(v) and not isinstance(v, type)) or isinstance(v, torch.nn.Module)
 
 
 def _word(k) -> str:
@@ -257,6 +315,7 @@ class Problem:
         self._read: dict[str, bool] = {}
         self._lands: dict[tuple, list[str]] = {}  # per spec's shapes: where each returned tensor lands
         self._tolerance: dict[str, dict | None] = {}  # per spec: check_implementation's, where computed at run time
+        self._updates: dict[str, list[str]] = {}  # per spec: the buffers it returns and reads (kopt.measure.reference)
 
     @property
     def mod(self):
@@ -275,11 +334,12 @@ class Problem:
         for i, v in enumerate(items):
             leaves: dict = {}  # its tensors, named data<i>_<where they sat>
             got = v if isinstance(v, torch.Tensor) else unpacked(f"{DATA}{i}", v, leaves)
-            if got is None:
+            if got is CANNOT:
                 raise ProblemError(
                     f"{self.folder / 'reference.py'}: generate_input's element {i} is a {type(v).__name__} holding "
-                    "tensors (kernel-opt takes tensors, plain values, and dicts, lists and tuples of them: tensors "
-                    "inside another object get no fresh draw, float64 reference or mutation check)"
+                    "tensors (kernel-opt takes tensors, plain values, and dicts, lists, tuples, dataclasses and torch "
+                    "modules of them: tensors inside another object get no fresh draw, float64 reference or mutation "
+                    "check)"
                 )
             inputs.update({f"{DATA}{i}": got, **leaves})
         key = repr(sorted(spec.items()))  # values may be lists
@@ -287,11 +347,15 @@ class Problem:
             self._read = {}  # _unread's answers for this spec: _output_names and _junk ask of the same elements
             self._outputs[key] = self._output_names(inputs)
             self._unread_fill[key] = self._junk(inputs, self._outputs[key])
+            # an element it returns itself and reads too (mla-decode's KV cache, appended to): an update
+            self._updates[key] = [k for k in self._outputs[key] if k in inputs and not self._unread(inputs, k)]
         for k in self._unread_fill[key]:
             inputs[k].zero_()
         if key not in self._tolerance:
             self._tolerance[key] = self._run_time_tolerance(inputs)
-        out = {"inputs": inputs, "outputs": self._outputs[key]}
+        # the unread trailing elements are scratch: a submission may write them (vectorsum sums into one)
+        out = {"inputs": inputs, "outputs": self._outputs[key], "updates": self._updates[key]}
+        out["scratch"] = self._unread_fill[key]
         return {**out, "tolerance": self._tolerance[key]} if self._tolerance[key] else out
 
     def _run_time_tolerance(self, inputs: dict) -> dict | None:
@@ -313,7 +377,8 @@ class Problem:
         """The data's trailing tensor elements that are no output and that ``ref_kernel`` provably
         never reads (vectorsum's ``torch.empty(1)`` beside the 0-d sum it returns): zeroed in every
         draw, so a draw of one seed is the same draw (uninitialized memory made setup() "not
-        deterministic")."""
+        deterministic"), and scratch a submission may write (pmpp_v2's vectorsum atomically adds its
+        sum into it): each call gets it zeroed again, and it is neither compared nor checked."""
         found = []
         for k in reversed([k for k in inputs if ELEMENT.fullmatch(k)][1:]):
             if k in outputs or not isinstance(inputs[k], torch.Tensor) or not self._unread(inputs, k):
@@ -435,7 +500,8 @@ class CustomKernel:
         self.__globals__ = module_globals  # its Triton kernels, for the profile's metadata
 
     def __call__(self, **inputs):
-        return self.fn(pack(inputs))
+        with on_the_harness_device():  # without a GPU its "cuda" tensors and modules are made on the CPU
+            return self.fn(pack(inputs))
 
 
 def problem_folder(version: Path) -> Path | None:
@@ -447,6 +513,8 @@ def problem_folder(version: Path) -> Path | None:
 def custom_kernel(module, path: Path) -> CustomKernel | None:
     """A version module's ``custom_kernel`` as a kernel, in a gpu-mode problem's workspace; else None."""
     folder = problem_folder(path)
+    if folder is not None and _defines_classes(folder / "reference.py"):
+        load_reference(folder)  # the data's objects of its classes (``Attrs``) unpickle here by its name
     fn = getattr(module, "custom_kernel", None)
     if not callable(fn) and folder is not None:
         from kopt.formats import princeton
@@ -454,3 +522,7 @@ def custom_kernel(module, path: Path) -> CustomKernel | None:
         if princeton.is_princeton(ast.parse((folder / "reference.py").read_text())):
             fn = princeton.submission_kernel(module, folder)  # one function per phase
     return CustomKernel(fn, vars(module)) if callable(fn) and folder else None
+
+
+def _defines_classes(reference_py: Path) -> bool:
+    return any(isinstance(n, ast.ClassDef) for n in ast.parse(reference_py.read_text()).body)

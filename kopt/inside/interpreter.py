@@ -11,13 +11,25 @@
   the GPU does.
 * Loops with a runtime bound need numpy < 2.4 with triton 3.6 (triton-lang/triton#9171): the
   install pins it; a kernel that still meets it gets a line saying so.
+* ``torch.compile`` around a Triton launch (gpu-mode's vectorsum submission): Dynamo captures a
+  ``@triton.jit`` kernel into its graph only as a ``JITFunction``; the interpreter's
+  ``InterpretedFunction`` is plain Python to it, so it traced the interpreter's own numpy code and
+  failed ("Dynamo failed to run FX node with fake tensors ... KeyError(torch.uint64)"), with or
+  without kopt. ``install`` keeps the launch out of Dynamo: the compiled function breaks its graph
+  there, the interpreter runs the kernel as it runs an uncompiled one, and the torch code around it
+  stays compiled. The first such launch gets one line (``NOTES``, and the log).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 _KERNEL = {"path": "the kernel"}
+# lines on how the interpreter ran the kernel differently from a GPU, each once; the kernel's
+# process sends the new ones with its answers (kopt.inside.serve), the judge records them
+NOTES: list[str] = []
+OUTSIDE_THE_GRAPH = "kopt: a Triton launch on the CPU interpreter runs outside torch.compile's graph"
 
 
 def install(kernel_path: str) -> None:
@@ -31,6 +43,7 @@ def install(kernel_path: str) -> None:
         from triton.runtime.interpreter import InterpreterBuilder
     except ImportError:
         return
+    _launches_outside_dynamo()
     original = InterpreterBuilder.create_dot
     if getattr(original, "kopt_guard", False):
         return
@@ -51,6 +64,39 @@ def install(kernel_path: str) -> None:
         return cast(self, src, dst_type)
 
     InterpreterBuilder.cast_impl = cast_impl
+
+
+def _launches_outside_dynamo() -> None:
+    """A Triton launch on the interpreter runs outside torch.compile's tracing (a graph break), as
+    the interpreter runs it uncompiled: Dynamo cannot trace the interpreter (see the module's
+    docstring), and on a GPU the same launch runs the same kernel inside the compiled graph."""
+    import torch
+    from triton.runtime.interpreter import InterpretedFunction
+
+    if getattr(InterpretedFunction.run, "kopt_guard", False):
+        return
+    eager_run = torch.compiler.disable(InterpretedFunction.run, reason=OUTSIDE_THE_GRAPH)
+    said_eager = torch.compiler.disable(_said_eager, reason=OUTSIDE_THE_GRAPH)
+
+    def run(self, *args, **kwargs):
+        if torch.compiler.is_compiling():  # constant while Dynamo traces: the compiled code calls it
+            said_eager(self.__name__)
+        return eager_run(self, *args, **kwargs)
+
+    run.kopt_guard = True
+    InterpretedFunction.run = run
+
+
+def _said_eager(kernel_name: str) -> None:
+    """The line, once, for a launch that a torch.compile'd function made on the interpreter."""
+    line = (
+        f"{_KERNEL['path']}: torch.compile on the Triton CPU interpreter: the launches of {kernel_name} run "
+        "eagerly between the compiled graphs (a graph break: Dynamo cannot trace the interpreter; on a GPU "
+        "torch.compile puts them in its graph), the torch code around them compiled"
+    )
+    if line not in NOTES:
+        NOTES.append(line)
+        print(f"kopt: {line}", file=sys.stderr, flush=True)
 
 
 def widened(h):
@@ -98,6 +144,12 @@ def explain(e: BaseException, kernel) -> str | None:
             f"{path}: @triton.autotune cannot run on the Triton CPU interpreter (it benchmarks configs through a "
             "GPU driver): on the CPU call the kernel with one fixed config (e.g. when "
             "os.environ.get('TRITON_INTERPRET') == '1'), or run this version on a GPU"
+        )
+    if any(OUTSIDE_THE_GRAPH in t for t in texts):
+        return (
+            f"{path}: torch.compile(fullgraph=True) cannot hold a Triton launch on the CPU interpreter (Dynamo "
+            "cannot trace the interpreter, so the launch must break the graph): compile without fullgraph=True "
+            "when os.environ.get('TRITON_INTERPRET') == '1', or run this version on a GPU"
         )
     if any("only 0-dimensional arrays can be converted" in t for t in texts):
         return (

@@ -132,6 +132,7 @@ class KernelProcess:
         KernelProcess.OWNED.add(self.proc.pid)
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
         self.precision: dict | None = None  # torch's TF32 switches, asked and reported (kopt.measure.child._go)
+        self.notes: list[str] = []  # how the interpreter ran the kernel unlike a GPU, as the process said (_keep_notes)
         self.ended, self.left = False, False  # end() has run; the process had left by itself by then
         if begin:
             self.begin()
@@ -175,6 +176,7 @@ class KernelProcess:
             raise KernelFault(
                 f"the kernel's process answered out of turn (order {self.seq}, answer {msg.get('seq')!r}){self._at()}"
             )
+        self._keep_notes(msg.get("notes"))
         if "fault" in msg:
             text = str(msg["fault"])[:2000]
             # kopt's own fault (the GPU binding) comes, if ever, before the kernel is imported
@@ -183,6 +185,15 @@ class KernelProcess:
         self.loaded = self.loaded or order["op"] == "go"
         reaper.reap(exclude=frozenset(KernelProcess.OWNED))  # ended orphans: no zombie piles up
         return msg
+
+    def _keep_notes(self, said) -> None:
+        """The process's lines on how it ran the kernel unlike a GPU would (kopt.inside.interpreter: a
+        Triton launch torch.compile could not hold), recorded as its word, never a verdict's ground:
+        strings only, each one line of at most 400 characters, 4 at most."""
+        for line in said if isinstance(said, list) else []:
+            line = " ".join(line.split())[:400] if isinstance(line, str) else ""
+            if line and line not in self.notes and len(self.notes) < 4:
+                self.notes.append(line)
 
     def _at(self) -> str:
         return f" while running {self.where}" if self.where else ""

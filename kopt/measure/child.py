@@ -126,6 +126,7 @@ def _per_config(req: dict, progress: Progress, run, prepared, env: dict | None =
         rec = run(ref, proc, item, device)
         progress.record(rec)
         out["configs"].append(rec)
+    out["notes"] = list(proc.notes)  # the kernel's process's word on how the interpreter ran it
     return out
 
 

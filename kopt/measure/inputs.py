@@ -151,12 +151,13 @@ class Pool:
         for k, v in d.inputs.items():
             if not isinstance(v, torch.Tensor):
                 s.scalars[k] = v
-            elif k not in d.outputs:
+            elif k not in d.outputs or k in d.updates:  # an updated buffer's drawn content too
                 s.tensors[k].copy_(v)
 
     def poison(self, s: InputSet) -> None:
-        for t in s.outputs(self.layout).values():
-            poison(t)
+        for n, t in s.outputs(self.layout).items():
+            if n not in self.layout.updates:
+                poison(t)
 
     def record(self) -> dict:
         return {"sets": len(self.sets), "why": self.why, "draws": self.draws, "seeds": self.seeds.policy}

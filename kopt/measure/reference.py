@@ -32,7 +32,7 @@ import torch
 from kopt.measure.device import bytes_equal, poison
 from kopt.measure.faults import KernelFault
 
-FLOAT64, FLOAT32 = "float64", "float32"
+FLOAT64, FLOAT32, NATIVE = "float64", "float32", "native"
 
 
 def human_bytes(n: float) -> str:
@@ -59,6 +59,8 @@ class Draw:
     inputs: dict[str, Any]
     outputs: list[str]
     tolerance: dict | None = None  # setup()'s own for this config's data (else target.yaml's)
+    updates: list[str] = field(default_factory=list)  # outputs whose drawn content the call reads (``draw``)
+    scratch: list[str] = field(default_factory=list)  # inputs the kernel may write (``draw``)
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {k: v for k, v in self.inputs.items() if isinstance(v, torch.Tensor)}
@@ -97,7 +99,26 @@ def draw(ref, cfg: dict, seed: int, device: str) -> Draw:
     if not isinstance(outputs, (list, tuple)) or not all(isinstance(o, str) for o in outputs):
         raise KernelFault(f"ref.py: setup()'s 'outputs' must be a list of names, not {outputs!r}")
     inputs = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in data["inputs"].items()}
-    return Draw(seed, inputs, list(outputs), _tolerance(data.get("tolerance")))
+    tol = _tolerance(data.get("tolerance"))
+    outputs = list(outputs)
+    updates = _buffers(data, "updates", inputs, [n for n in inputs if n in outputs])
+    return Draw(
+        seed, inputs, outputs, tol, updates, _buffers(data, "scratch", inputs, [n for n in inputs if n not in outputs])
+    )
+
+
+def _buffers(data: dict, key: str, inputs: dict, among: list[str]) -> list[str]:
+    """setup()'s optional lists of tensors it hands the kernel to write. ``updates``: output
+    buffers among its inputs whose drawn content the reference reads before it writes them (a cache
+    a decode step appends to, and returns): each call gets them as drawn, never poisoned, and they
+    are compared after it as outputs. ``scratch``: inputs the reference never reads that the kernel
+    may write (gpu-mode's vectorsum sums into one): each call gets them as drawn, and they are
+    neither compared nor checked unchanged."""
+    got = data.get(key) or []
+    bad = [n for n in got if n not in among or not isinstance(inputs.get(n), torch.Tensor)]
+    if not isinstance(got, (list, tuple)) or bad:
+        raise KernelFault(f"ref.py: setup()'s {key!r} must name tensors among {among}, not {bad or got!r}")
+    return list(got)
 
 
 def _tolerance(tol) -> dict | None:
@@ -164,6 +185,7 @@ class OutputSpec:
     shape: tuple[int, ...]
     dtype: str  # torch dtype name, as the reference produces it at the inputs' own precision
     in_inputs: bool  # setup() allocates the buffer; else the harness does
+    updates: bool = False  # its drawn content is read before it is written (``Draw.updates``): never poisoned
 
 
 @dataclass
@@ -180,6 +202,10 @@ class Layout:
     def spec(self, name: str) -> OutputSpec:
         return next(o for o in self.outputs if o.name == name)
 
+    @property
+    def updates(self) -> list[str]:
+        return [o.name for o in self.outputs if o.updates]
+
 
 def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) -> tuple[Layout, Draw]:
     """Learn the outputs' shapes and dtypes from one reference run at the inputs' own precision,
@@ -189,7 +215,7 @@ def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) ->
     d, again = draw(ref, cfg, seed, device), draw(ref, cfg, seed, device)
     same_draws(d, again)
     del again
-    in_place = {n: t for n, t in d.tensors().items() if n in d.outputs}
+    in_place = {n: t for n, t in d.tensors().items() if n in d.outputs and n not in d.updates}
     for t in in_place.values():
         poison(t)
     ret = run_reference(ref, d.inputs)
@@ -197,8 +223,8 @@ def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) ->
     outs = outputs_of(ret, d.outputs, d.inputs, "ref.py: reference()")
     if check_writes and in_place:
         writes_only(ref, d, in_place, outs)
-    specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs) for n, t in outs.items()]
-    layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs], d.tolerance)
+    specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs, n in d.updates) for n, t in outs.items()]
+    layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs and k not in d.scratch], d.tolerance)
     scrub(outs)
     return layout, d
 
@@ -213,7 +239,7 @@ def same_draws(d: Draw, again: Draw) -> None:
                 f"ref.py: setup() is not deterministic: {what} '{k}' has another shape or dtype in a second call "
                 f"with seed {d.seed}"
             )
-        if k not in d.outputs and not bytes_equal(u, t):
+        if (k not in d.outputs or k in d.updates) and not bytes_equal(u, t):
             raise KernelFault(
                 f"ref.py: setup() is not deterministic: input '{k}' differs between two calls with seed {d.seed} "
                 "(seed torch's generator with the given seed)"
@@ -312,7 +338,8 @@ FLOAT32_REFERENCE_RTOL = 2.0**-20
 @dataclass
 class Placement:
     device: str  # where the reference runs
-    precision: str  # float64, or float32 when float64 does not fit (tolerances widened)
+    precision: str  # float64; float32 when float64 does not fit (tolerances widened); native when float64
+    # cannot run (``_native``); none: ref.py's check judges
     peak_bytes: int | None = None  # memory the reference took on the device (measured)
     why: str = ""
 
@@ -385,24 +412,43 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
             return plan
         except Exception as e:  # noqa: BLE001 - only running out of memory moves to the next plan
             if not ran_out_of_memory(e):
-                raise
+                if prec != FLOAT64:
+                    raise
+                return _native(ref, d, layout, dev, e)
             tried.append(f"{prec} on {dev} ran out of memory")
             if dev == "cuda":
                 torch.cuda.empty_cache()
     raise KernelFault(f"ref.py: reference() does not fit anywhere: {'; '.join(tried)}")
 
 
+def _native(ref, d: Draw, layout: Layout, device: str, failed: Exception) -> Placement:
+    """A reference that cannot run in float64 (mla-decode's casts its attention to bfloat16 inside,
+    then multiplies it with float64 values) runs at its inputs' own precision, as the problem's own
+    check compares (gpu-mode's eval: against ref_kernel on the same dtypes), the reason recorded;
+    one that fails there too fails with its float64 error."""
+    why = f"float64 failed ({type(failed).__name__}: {' '.join(str(failed).split())[:160]}), so the inputs' own dtypes"
+    plan = Placement(device, NATIVE, why=why)
+    try:
+        scrub(expected(ref, d.inputs, layout, plan))
+    except Exception:  # noqa: BLE001 - the float64 error is the one to show
+        raise failed from None
+    return plan
+
+
 def expected(ref, inputs: dict, layout: Layout, plan: Placement) -> dict[str, torch.Tensor]:
     """The reference's outputs for ``inputs`` (not modified), computed as ``plan`` says."""
-    dt = torch.float64 if plan.precision == FLOAT64 else torch.float32
+    dt = {FLOAT64: torch.float64, FLOAT32: torch.float32}.get(plan.precision)  # None: the inputs' own
     args = {}
     for k, v in inputs.items():
         if not isinstance(v, torch.Tensor):
             args[k] = v
-        elif k in layout.names:  # an output buffer: never read (probe), so not copied
-            args[k] = torch.empty(v.shape, dtype=dt if v.is_floating_point() else v.dtype, device=plan.device)
+        elif k in layout.names and k not in layout.updates:  # an output buffer: never read (probe), so not copied
+            floating = v.is_floating_point() and dt is not None
+            args[k] = torch.empty(v.shape, dtype=dt if floating else v.dtype, device=plan.device)
+        elif v.is_floating_point() and dt is not None:
+            args[k] = v.detach().to(plan.device, dt)
         else:
-            args[k] = v.detach().to(plan.device, dt) if v.is_floating_point() else v.detach().to(plan.device).clone()
+            args[k] = v.detach().to(plan.device).clone()
     ret = run_reference(ref, args)
     outs = outputs_of(ret, layout.names, args, "ref.py: reference()")
     del args

@@ -81,6 +81,8 @@ def write_correctness(
             "sandbox": (o.result or {}).get("sandbox") if o else None,
             # torch's TF32 switches in the kernel's process: off unless target.yaml's tf32 (kopt.inside.serve)
             "precision": (o.result or {}).get("precision") if o else None,
+            # how the interpreter ran the kernel unlike a GPU, as its process said (kopt.inside.interpreter)
+            "notes": (o.result or {}).get("notes") if o else None,
             "child": o.status if o else "not run",
             "child_timeline": o.timeline if o else None,
             "gate": o.gate if o else None,

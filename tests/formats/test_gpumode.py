@@ -458,8 +458,13 @@ def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path
         p = Problem(ws / "problem")
         one, two = p.setup(3, n=8), p.setup(3, n=8)
     assert one["outputs"] == ["out"] and not one["inputs"]["data1"].any() and not two["inputs"]["data1"].any()
+    assert one["scratch"] == ["data1"]
     corr, _, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
     assert corr["status"] == "pass", corr.get("error")
+    # as pmpp_v2's submission does: its sum added into that buffer (zeroed again for every call), returned
+    sums = "def custom_kernel(data):\n    data[1].add_(data[0].sum())\n    return data[1][0]\n"
+    (ws / "kernels" / "v1.py").write_text(sums)
+    assert _gate(ws, ws / "kernels" / "v1.py", run_params, tmp_path)["status"] == "pass"
 
 
 def test_an_argument_some_specs_leave_out_takes_generate_inputs_default(tmp_path, capsys):
@@ -616,3 +621,87 @@ def test_a_problem_of_one_function_per_phase_is_judged_as_one_call_of_them_all(t
     assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "defines no function for phase(s) ['backward']" in err, err
+
+
+OBJECTS = '''import dataclasses
+
+import torch
+from torch import nn
+
+
+@dataclasses.dataclass
+class Config:
+    dim: int
+    w: torch.Tensor
+
+
+class Counter(nn.Module):
+    """A module with state a call changes (as mla-decode's KVCache its length)."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("bias", torch.randn(n, device="cuda"))
+        self.calls = 0
+
+    def forward(self):
+        self.calls += 1
+        return self.bias * self.calls
+
+
+def generate_input(n: int, seed: int):
+    torch.manual_seed(seed)
+    cfg = Config(dim=n, w=torch.randn(n, n, device="cuda"))
+    return cfg, torch.randn(n, n, device="cuda"), Counter(n).to("cuda")
+
+
+def ref_kernel(data):
+    cfg, x, counter = data
+    return x @ cfg.w + counter()
+
+
+from utils import make_match_reference  # noqa: E402
+
+check_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)
+'''
+
+
+def test_tensors_inside_dataclasses_and_modules_are_inputs_and_each_call_gets_the_state_drawn(
+    tmp_path, run_params, capsys
+):
+    """mla-decode's shape (issue 43): a dataclass of weights and a torch module with a buffer and
+    state a call changes. Each tensor is an input of its own, named by where it sat; every call
+    (the kernel's, in its own process, and the reference's) gets the objects as drawn, so a counter
+    the call advances reads 1 each time; one that writes a weight is caught."""
+    sub = "def custom_kernel(data):\n    cfg, x, counter = data\n    return x @ cfg.w + counter()\n"
+    src = _problem(tmp_path, OBJECTS, sub)
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    with torch.device("cpu"):
+        got = Problem(ws / "problem").setup(5, n=8)
+    assert {"data0_w", "data2_bias"} <= set(got["inputs"]), list(got["inputs"])
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
+    (ws / "kernels" / "v1.py").write_text(sub.replace("    cfg, x", "    data[0].w.mul_(2)\n    cfg, x"))
+    corr = _gate(ws, ws / "kernels" / "v1.py", run_params, tmp_path)
+    assert corr["status"] != "pass" and "data0_w" in corr["error"], corr["error"]
+
+
+def test_a_buffer_ref_kernel_reads_and_returns_is_drawn_for_every_call_and_compared_after(tmp_path, run_params, capsys):
+    """mla-decode's KV cache (issue 43): ref_kernel appends to a buffer of its data and returns it.
+    It is an update: every call gets it as drawn (never poisoned) and it is compared after the call;
+    a submission that ignores what it held fails on it."""
+    ref = "def ref_kernel(data):\n    a, acc = data\n    acc += a\n    return acc\n"
+    check = "\n\nfrom utils import make_match_reference  # noqa: E402\n\ncheck_implementation = make_match_reference(ref_kernel)\n"
+    src = _problem(tmp_path, INPUT.format(returns="a, b") + ref + check, ref.replace("ref_kernel", "custom_kernel"))
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0, capsys.readouterr().err
+    with torch.device("cpu"):
+        got = Problem(ws / "problem").setup(5, n=8)
+    assert got["outputs"] == ["data1"] and got["updates"] == ["data1"], got
+    corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
+    (ws / "kernels" / "v1.py").write_text(
+        ref.replace("ref_kernel", "custom_kernel").replace("acc += a", "acc.copy_(a)")
+    )
+    corr = _gate(ws, ws / "kernels" / "v1.py", run_params, tmp_path)
+    assert corr["status"] == "incorrect" and "output 'data1'" in corr["error"], corr["error"]
