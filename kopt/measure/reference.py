@@ -22,6 +22,7 @@ the judge's private copy of that call's inputs, and zeroed as soon as they are c
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 from dataclasses import asdict, dataclass, field
@@ -402,13 +403,8 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
             continue
         plan = Placement(dev, prec, why="; ".join(tried) or "fits")
         try:
-            if dev == "cuda":
-                torch.cuda.synchronize()
-                torch.cuda.reset_peak_memory_stats()
-                base = torch.cuda.memory_allocated()
-            scrub(expected(ref, d.inputs, layout, plan))
-            if dev == "cuda":
-                plan.peak_bytes = int(torch.cuda.max_memory_allocated() - base)
+            with _peak(plan):
+                scrub(expected(ref, d.inputs, layout, plan))
             return plan
         except Exception as e:  # noqa: BLE001 - only running out of memory moves to the next plan
             if not ran_out_of_memory(e):
@@ -429,10 +425,25 @@ def _native(ref, d: Draw, layout: Layout, device: str, failed: Exception) -> Pla
     why = f"float64 failed ({type(failed).__name__}: {' '.join(str(failed).split())[:160]}), so the inputs' own dtypes"
     plan = Placement(device, NATIVE, why=why)
     try:
-        scrub(expected(ref, d.inputs, layout, plan))
+        with _peak(plan):
+            scrub(expected(ref, d.inputs, layout, plan))
     except Exception:  # noqa: BLE001 - the float64 error is the one to show
         raise failed from None
     return plan
+
+
+@contextlib.contextmanager
+def _peak(plan: Placement):
+    """The GPU memory the reference takes beside what is allocated (``plan.peak_bytes``): each
+    pool is sized around it."""
+    if plan.device != "cuda":
+        yield
+        return
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    yield
+    plan.peak_bytes = int(torch.cuda.max_memory_allocated() - base)
 
 
 def expected(ref, inputs: dict, layout: Layout, plan: Placement) -> dict[str, torch.Tensor]:

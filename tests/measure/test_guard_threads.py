@@ -1,0 +1,51 @@
+"""The Guard's threads tripwire (kopt.inside.guard._working): a library's own thread waiting
+between its jobs is no background work; any other thread left running, or waiting, is."""
+
+import importlib.util
+import threading
+
+from kopt.inside.guard import _working
+
+LOOP = """import threading
+
+STOP = threading.Event()
+
+
+def run():
+    while not STOP.wait(0.05):
+        pass
+"""
+
+
+def _started(target) -> threading.Thread:
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    return t
+
+
+def _loaded(path):
+    spec = importlib.util.spec_from_file_location(f"kopt_test_{path.parent.name}_monitor", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_tqdms_monitor_waiting_is_idle_and_the_same_loop_elsewhere_is_working(tmp_path):
+    """tqdm's monitor (tqdm/_monitor.py, run: an Event.wait loop) left by a torch.compile'd
+    submission on the H100 is idle; the same loop in the kernel's own file is a thread left working."""
+    mods = []
+    for name in ("tqdm", "mine"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "_monitor.py").write_text(LOOP)
+        mods.append(_loaded(tmp_path / name / "_monitor.py"))
+    before = {t.ident for t in threading.enumerate()}
+    library, own = (_started(m.run) for m in mods)
+    try:
+        for _ in range(100):  # until both wait
+            busy = _working(before)
+            if library not in busy:
+                break
+        assert library not in busy and own in busy, [t.name for t in busy]
+    finally:
+        for m in mods:
+            m.STOP.set()
