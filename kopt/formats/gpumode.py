@@ -95,11 +95,14 @@ def _executed(path: Path):
     try:
         with on_path(path.parent):
             spec.loader.exec_module(mod)
+        if princeton.is_princeton_file(path):
+            princeton.adapt(mod, path)
+    except ProblemError:
+        del sys.modules[name]
+        raise
     except Exception as e:  # noqa: BLE001 - any error in the user's files is one line
         del sys.modules[name]
         raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
-    if princeton.is_princeton(ast.parse(path.read_text())):
-        princeton.adapt(mod, path)
     return mod
 
 
@@ -211,9 +214,9 @@ MODULE_TABLES = ("_parameters", "_buffers", "_modules")
 def unpacked(element: str, v, inputs: dict, path: str = ""):
     """``v`` (data element ``element``) as a value without tensors: each tensor inside its dicts,
     lists, tuples, dataclasses and torch modules, however deep, made an input of its own (named by
-    where it sat, into ``inputs``) and left as a ``Leaf``; so each gets fresh draws, a float64 copy
-    for the reference and the mutation check, as a tensor element does. CANNOT where a tensor sits
-    in another object."""
+    where it sat, into ``inputs``) and left as a ``Leaf``; so each gets fresh draws, a copy for the
+    reference (float64 where it runs so) and the mutation check, as a tensor element does. CANNOT
+    where a tensor sits in another object."""
     if isinstance(v, torch.Tensor):
         name = _free(inputs, f"{element}_{path.strip('_')}")
         inputs[name] = v
@@ -224,13 +227,15 @@ def unpacked(element: str, v, inputs: dict, path: str = ""):
     if type(v) in (list, tuple):  # not a namedtuple, whose fields another object's attributes are
         got = [unpacked(element, x, inputs, f"{path}_{i}") for i, x in enumerate(v)]
         return CANNOT if any(x is CANNOT for x in got) else type(v)(got)
-    if _holds_tensors(v) and _walkable(v):
+    if _walkable(v):  # however deep its tensors sit (``_holds_tensors`` looks a few levels down)
         got = {
             k: unpacked(element, x, inputs, path if k in MODULE_TABLES else f"{path}_{_word(k)}")
             for k, x in vars(v).items()
         }
         if any(x is CANNOT for x in got.values()):
             return CANNOT
+        if all(x is vars(v)[k] for k, x in got.items()):
+            return v  # no tensor in it
         template = copy.copy(v)
         vars(template).update(got)
         return Attrs(template)
@@ -238,9 +243,11 @@ def unpacked(element: str, v, inputs: dict, path: str = ""):
 
 
 def _walkable(v) -> bool:
-    """A dataclass instance or a torch module: objects whose attributes are their state, copied
-    and filled again field by field (any other object may keep tensors where kopt cannot see)."""
-    return (dataclasses.is_dataclass(v) and not isinstance(v, type)) or isinstance(v, torch.nn.Module)
+    """A dataclass instance or a torch module with a ``__dict__``: objects whose attributes are
+    their state, copied and filled again field by field (any other object, a slots dataclass
+    among them, may keep tensors where kopt cannot see)."""
+    dc = dataclasses.is_dataclass(v) and not isinstance(v, type)
+    return (dc or isinstance(v, torch.nn.Module)) and hasattr(v, "__dict__")
 
 
 def _word(k) -> str:
@@ -267,6 +274,8 @@ def _holds_tensors(v, depth: int = 0) -> bool:
         items = v
     elif hasattr(v, "__dict__"):
         items = vars(v).values()
+    elif dataclasses.is_dataclass(v):  # a slots dataclass
+        items = [getattr(v, f.name, None) for f in dataclasses.fields(v)]
     else:
         return False
     return any(_holds_tensors(x, depth + 1) for x in itertools.islice(items, 1000))
@@ -474,7 +483,7 @@ class Problem:
     def check(self, inputs: dict, outputs: dict) -> str | None:
         """``check_implementation`` on the call's data and the kernel's outputs (in ``ref_kernel``'s
         order), for a problem whose check judges properties of the output, never ``ref_kernel``'s
-        result (``gpumode_tolerance.checks_properties``; ref.py binds it as its ``check``): None
+        result (``gpumode_tolerance.checks_properties``; ref.py binds it as its ``check_outputs``): None
         where it passes, else its message. gpu-mode's checks return ``(ok, message)``; an older
         one's message alone, empty where it passes."""
         data = pack({k: v for k, v in inputs.items() if k.startswith(DATA)})
@@ -519,7 +528,7 @@ def custom_kernel(module, path: Path) -> CustomKernel | None:
     if not callable(fn) and folder is not None:
         from kopt.formats import princeton
 
-        if princeton.is_princeton(ast.parse((folder / "reference.py").read_text())):
+        if princeton.is_princeton_file(folder / "reference.py"):
             fn = princeton.submission_kernel(module, folder)  # one function per phase
     return CustomKernel(fn, vars(module)) if callable(fn) and folder else None
 

@@ -43,7 +43,7 @@ def tolerance(reference_py: Path, utils_py: Path) -> tuple[dict, str]:
     if checks_properties(tree):
         return {"atol": 0.0, "rtol": 0.0}, (
             "check_implementation checks properties of the output and never reads ref_kernel's result: it judges "
-            "every call itself (ref.py's check)"
+            "every call itself (ref.py's check_outputs)"
         )
     calls, where = _comparisons(tree)
     if not calls:

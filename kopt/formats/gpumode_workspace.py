@@ -41,7 +41,7 @@ setup, reference = _problem.setup, _problem.reference
 casts_returned_floats = True  # its check compares values (dtypes promoted): a float32 result of a float64 ref_kernel
 '''
 # a check_implementation that judges the output's properties (never ref_kernel's result) judges every call
-OWN_CHECK = """check = _problem.check  # check_implementation judges each call's outputs itself (their properties)
+OWN_CHECK = """check_outputs = _problem.check  # check_implementation judges each call's outputs itself (their properties)
 """
 
 META = """parent: null
@@ -117,7 +117,7 @@ def _check_problem(folder: Path, configs: list[dict], submission: Path) -> None:
         tree = ast.parse(submission.read_text())
     except SyntaxError as e:
         raise ProblemError(f"{submission}: does not parse (line {e.lineno}: {e.msg})") from None
-    if princeton.is_princeton(ast.parse((folder / "reference.py").read_text())):
+    if princeton.is_princeton_file(folder / "reference.py"):
         steps = princeton.phases(folder / "reference.py")
         missing = [p for p in steps if not any(f.endswith("_" + p) for f in _defined(tree))]
         if missing:
@@ -240,7 +240,7 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         raise ProblemError(needs)
     defaults = _generate_input_defaults(files["reference.py"])
     configs, small = _specs(task, "benchmarks", task_yml, defaults), _specs(task, "tests", task_yml, defaults)
-    phased = princeton.is_princeton(ast.parse(files["reference.py"].read_text()))
+    phased = princeton.is_princeton_file(files["reference.py"])
     if phased:  # one function per phase, its batch fixed by eval.py (kopt.formats.princeton)
         configs, small = (
             princeton.with_batch(configs, princeton.eval_batch(folder)),
@@ -249,6 +249,7 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
     if not submission.is_file():
         raise ProblemError(f"{submission}: missing (v0 is the problem's own submission)")
     tols, how = tolerances(files["reference.py"], files.get("utils.py", folder / "utils.py"))
+    batch_note = _BATCH_NOTE.format(gpu=configs[0][princeton.BATCH], cpu=princeton.CPU_BATCH) if phased else ""
     with staged(dest, check) as staging:
         (staging / "problem").mkdir()
         for name, src in files.items():
@@ -270,7 +271,7 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
             f"# Made by `kopt init --gpumode` from {folder}.\n"
             "# configs: task.yml's benchmarks, cpu_configs: its tests (each without its seed: kernel-opt draws\n"
             f"# fresh ones). tolerances: {how}.\n"
-        ) + (_BATCH_NOTE.format(gpu=configs[0][princeton.BATCH], cpu=princeton.CPU_BATCH) if phased else "")
+        ) + batch_note
         (staging / "target.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False))
         with _naming_the_users_files(staging / "problem", files, folder):
             _check_problem(staging / "problem", configs, submission)
@@ -279,11 +280,7 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
     return [
         f"{dest}: gpu-mode problem {folder.name} ({', '.join(sorted(files))} in problem/)",
         f"  GPU configs (benchmarks): {len(configs)}; CPU configs (tests): {len(small)}; classes by {doc['class_by']}",
-        *(
-            [_BATCH_NOTE.format(gpu=configs[0][princeton.BATCH], cpu=princeton.CPU_BATCH).strip("# \n")]
-            if phased
-            else []
-        ),
+        *([f"  {batch_note.strip('# ').strip()}"] if phased else []),
         f"  {outputs}",
         f"  tolerance: {how}; v0: its submission.py ({kernel})",
     ]

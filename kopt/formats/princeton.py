@@ -34,6 +34,10 @@ def is_princeton(tree: ast.Module) -> bool:
     return "generate_inputs" in names and "generate_input" not in names and any(n.startswith(PHASE) for n in names)
 
 
+def is_princeton_file(reference_py: Path) -> bool:
+    return is_princeton(ast.parse(reference_py.read_text()))
+
+
 def phases(reference_py: Path) -> list[str]:
     """The phase names, in reference.py's order (``reference_forward`` -> ``forward``)."""
     tree = ast.parse(reference_py.read_text())
@@ -126,8 +130,8 @@ def with_batch(specs: list[dict], batch: int) -> list[dict]:
 
 
 def submission_kernel(module, folder: Path):
-    """A submission's phases as one ``custom_kernel(data)`` (in the kernel's process: reference.py
-    is read, never run, there); None where it lacks a phase."""
+    """A submission's phases as one ``custom_kernel(data)`` (in the kernel's process: the phases
+    and the inputs' names read from reference.py's source); None where it lacks a phase."""
     reference_py = folder / "reference.py"
     fns, names = submission_phases(module, phases(reference_py)), input_names(reference_py)
     return None if fns is None else (lambda data: call_phases(fns, names, data))

@@ -70,7 +70,7 @@ class Guard:
         if busy:
             raise KernelFault(
                 f"{where}: the kernel left a background thread running ({busy[-3:]}); work outside the call cannot "
-                "be timed (a thread pool's idle workers are allowed: its work must end inside the call)"
+                "be timed (a library's own thread waiting between jobs is allowed, a thread pool's idle workers among them: the work must end inside the call)"
             )
 
 
@@ -109,4 +109,4 @@ def _idle(frame) -> bool:
     if frame is None:
         return False
     code = frame.f_code
-    return any(code.co_filename.endswith(f) and code.co_name == fn for f, fn in IDLE_LOOPS)
+    return any(code.co_filename.endswith("/" + f) and code.co_name == fn for f, fn in IDLE_LOOPS)

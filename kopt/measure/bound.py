@@ -270,7 +270,11 @@ def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: s
         changed = [p.name for p in parts if p.j == j and p.is_input and not _same(p, seen, d.inputs[p.name])]
         if changed:
             raise KernelFault(f"{where}, call {j}: the kernel modified its input(s) {changed}")
-        if trial.own_check:  # ref.py's own check judges whole outputs (their properties), never samples
+        # ref.py's own check judges whole outputs (their properties), never samples. (An ``updates``
+        # buffer is drawn, not poisoned: its samples catch skipped work only where they land in the
+        # part the call changes, one row in 8192 of mla-decode's cache; the gate and the timed calls
+        # compare it whole.)
+        if trial.own_check:
             trial.check_or_raise(s, d, answer, f"{where}, call {j}")
             continue
         mine = [p for p in parts if p.j == j and not p.is_input]

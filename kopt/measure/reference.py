@@ -13,7 +13,10 @@ are timed as users call them.
 
 Outputs are write-only: the determinism check compares the inputs only (an output buffer's shape
 and dtype must still repeat), and rule ``reference`` refuses a reference whose result depends on
-what its output buffers held before the call (the kernels find them poisoned; ``writes_only``).
+what its output buffers held before the call (the kernels find them poisoned; ``writes_only``),
+unless setup() names them ``updates`` (drawn, read, then written: a KV cache). The reference runs
+in float64 where it can (``place``: else float32 where float64 does not fit, or the inputs' own
+dtypes where it cannot run in float64), unless ref.py's ``check_outputs`` judges the outputs itself.
 
 The expected outputs are computed only *after* the kernel's call, in the judge's process, from
 the judge's private copy of that call's inputs, and zeroed as soon as they are compared
@@ -33,7 +36,7 @@ import torch
 from kopt.measure.device import bytes_equal, poison
 from kopt.measure.faults import KernelFault
 
-FLOAT64, FLOAT32, NATIVE = "float64", "float32", "native"
+FLOAT64, FLOAT32, NATIVE, NONE = "float64", "float32", "native", "none"
 
 
 def human_bytes(n: float) -> str:
@@ -116,7 +119,11 @@ def _buffers(data: dict, key: str, inputs: dict, among: list[str]) -> list[str]:
     may write (gpu-mode's vectorsum sums into one): each call gets them as drawn, and they are
     neither compared nor checked unchanged."""
     got = data.get(key) or []
-    bad = [n for n in got if n not in among or not isinstance(inputs.get(n), torch.Tensor)]
+    bad = (
+        [n for n in got if n not in among or not isinstance(inputs.get(n), torch.Tensor)]
+        if isinstance(got, (list, tuple))
+        else []
+    )
     if not isinstance(got, (list, tuple)) or bad:
         raise KernelFault(f"ref.py: setup()'s {key!r} must name tensors among {among}, not {bad or got!r}")
     return list(got)
@@ -219,15 +226,22 @@ def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) ->
     in_place = {n: t for n, t in d.tensors().items() if n in d.outputs and n not in d.updates}
     for t in in_place.values():
         poison(t)
-    ret = run_reference(ref, d.inputs)
+    args = with_fresh_updates(d)
+    ret = run_reference(ref, args)
     returns = returned_tensors(ret) is not None
-    outs = outputs_of(ret, d.outputs, d.inputs, "ref.py: reference()")
+    outs = outputs_of(ret, d.outputs, args, "ref.py: reference()")
     if check_writes and in_place:
         writes_only(ref, d, in_place, outs)
     specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs, n in d.updates) for n, t in outs.items()]
     layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs and k not in d.scratch], d.tolerance)
     scrub(outs)
     return layout, d
+
+
+def with_fresh_updates(d: Draw) -> dict:
+    """The draw's inputs for one reference run, its ``updates`` copied: the run writes them, and
+    the draw stays as drawn for the next (a second run on an updated cache is another call)."""
+    return {**d.inputs, **{n: d.inputs[n].clone() for n in d.updates}}
 
 
 def same_draws(d: Draw, again: Draw) -> None:
@@ -248,7 +262,7 @@ def same_draws(d: Draw, again: Draw) -> None:
 
 
 def own_check(ref, inputs: dict, outputs: dict[str, torch.Tensor]) -> str | None:
-    """ref.py's own check of a call's outputs, where it defines ``check(inputs, outputs)`` (a problem
+    """ref.py's own check of a call's outputs, where it defines ``check_outputs(inputs, outputs)`` (a problem
     whose outputs are unique only up to signs or order, judged by their properties: gpu-mode's
     linalg); it replaces the element-wise comparison with the reference. None where they pass, else
     why not. It gets copies of the judge's draw (its own precision) and of the outputs, so nothing
@@ -256,10 +270,33 @@ def own_check(ref, inputs: dict, outputs: dict[str, torch.Tensor]) -> str | None
     args = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     try:
         with torch.no_grad():
-            why = ref.check(args, {k: t.clone() for k, t in outputs.items()})
+            why = ref.check_outputs(args, {k: t.clone() for k, t in outputs.items()})
     except Exception as e:  # noqa: BLE001 - the outputs it could not judge are not shown correct
-        return f"ref.py: check() raised {type(e).__name__} on these outputs: {str(e)[:300]}"
+        if ran_out_of_memory(e):
+            raise  # the judge's memory, not the kernel's outputs
+        return f"ref.py: check_outputs() raised {type(e).__name__} on these outputs: {str(e)[:300]}"
     return None if why is None else str(why)[:500]
+
+
+def checking_plan(ref, d: Draw, layout: Layout, device: str) -> Placement:
+    """Where ref.py's own check judges the outputs: the reference's outputs for the probe's draw,
+    at the inputs' own dtypes, must pass it and the same outputs poisoned with NaN must not (a
+    check that passes unwritten outputs proves nothing); the memory the check takes is measured,
+    so each pool is sized around it."""
+    plan = Placement(device, NONE, why="ref.py's check_outputs() judges the outputs")
+    outs = expected(ref, d.inputs, layout, Placement(device, NATIVE))
+    with _peak(plan):
+        why = own_check(ref, d.inputs, outs)
+    if why is not None:
+        raise KernelFault(f"ref.py: check_outputs() fails the reference's own outputs: {why}")
+    for t in outs.values():
+        poison(t)
+    if own_check(ref, d.inputs, outs) is None:
+        raise KernelFault(
+            "ref.py: check_outputs() passes outputs poisoned with NaN: it must fail outputs left unwritten"
+        )
+    scrub(outs)
+    return plan
 
 
 def run_reference(ref, args: dict) -> Any:
@@ -298,7 +335,8 @@ def writes_only(ref, d: Draw, buffers: dict[str, torch.Tensor], first: dict[str,
     first = {n: t.to("cpu", copy=True) for n, t in first.items()}
     for t in buffers.values():
         _fill_large(t)
-    second = outputs_of(run_reference(ref, d.inputs), d.outputs, d.inputs, "ref.py: reference()")
+    args = with_fresh_updates(d)
+    second = outputs_of(run_reference(ref, args), d.outputs, args, "ref.py: reference()")
     for n, a in first.items():
         if not _same_result(a, second[n].to("cpu")):
             raise KernelFault(
@@ -340,7 +378,7 @@ FLOAT32_REFERENCE_RTOL = 2.0**-20
 class Placement:
     device: str  # where the reference runs
     precision: str  # float64; float32 when float64 does not fit (tolerances widened); native when float64
-    # cannot run (``_native``); none: ref.py's check judges
+    # cannot run (``_native``); none: ref.py's check_outputs judges
     peak_bytes: int | None = None  # memory the reference took on the device (measured)
     why: str = ""
 
@@ -410,7 +448,7 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
             if not ran_out_of_memory(e):
                 if prec != FLOAT64:
                     raise
-                return _native(ref, d, layout, dev, e)
+                return _native(ref, d, layout, device, e)
             tried.append(f"{prec} on {dev} ran out of memory")
             if dev == "cuda":
                 torch.cuda.empty_cache()
@@ -457,7 +495,7 @@ def expected(ref, inputs: dict, layout: Layout, plan: Placement) -> dict[str, to
             floating = v.is_floating_point() and dt is not None
             args[k] = torch.empty(v.shape, dtype=dt if floating else v.dtype, device=plan.device)
         elif v.is_floating_point() and dt is not None:
-            args[k] = v.detach().to(plan.device, dt)
+            args[k] = v.detach().to(plan.device, dt, copy=True)  # a copy even at its own dtype: the draw stays
         else:
             args[k] = v.detach().to(plan.device).clone()
     ret = run_reference(ref, args)

@@ -51,7 +51,9 @@ class Trial:
     def __init__(self, ref, proc: KernelProcess, item: dict, *, device: str, opts: dict, phase: str, max_sets: int = 1):
         self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
         self.key, self.flush = item["key"], None  # the judge's L2 flush buffer (``judged``), when used
-        self.own_check = callable(getattr(ref, "check", None))  # ref.py judges outputs itself (``reference.own_check``)
+        self.own_check = callable(
+            getattr(ref, "check_outputs", None)
+        )  # ref.py judges outputs itself (``reference.own_check``)
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
         proc.where = f"config {self.key}"
         release_arena(proc, device)
@@ -59,8 +61,8 @@ class Trial:
         limit = int(float(opts.get("reference_memory_limit_mb") or 0) * 2**20)
         self.placement = (
             reference.place(ref, probe_draw, self.layout, device, limit)
-            if not self.own_check  # its check never reads an expected output: no placement run
-            else reference.Placement(device, "none", why="ref.py's check() judges the outputs; no reference run")
+            if not self.own_check  # its check never reads an expected output: no float64 run
+            else reference.checking_plan(ref, probe_draw, self.layout, device)
         )
         one = set_bytes(probe_draw, self.layout)
         n, why = self._pool_size(one, max_sets, int(opts.get("min_pool_sets", 4)) if max_sets > 1 else 1)
@@ -223,8 +225,9 @@ class Trial:
         rec = self.check(s, d, answer, got=got, at=at)
         if not rec["ok"]:
             raise KernelFault(
-                f"{where}: the outputs are wrong or unwritten ({rec['reason']}; they were poisoned and the inputs "
-                "freshly drawn before the call); the kernel must do all its work inside every call"
+                f"{where}: the outputs are wrong or unwritten ({rec['reason']}; they were poisoned, or drawn where "
+                "the call updates them, and the inputs freshly drawn before the call); the kernel must do all its "
+                "work inside every call"
             )
 
     def record(self) -> dict:
@@ -236,5 +239,5 @@ class Trial:
                 for o in self.layout.outputs
             ],
             "reference_returns": self.layout.returns,
-            "checked_by": "ref.py's check()" if self.own_check else "element-wise against the reference",
+            "checked_by": "ref.py's check_outputs()" if self.own_check else "element-wise against the reference",
         }

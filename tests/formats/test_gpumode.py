@@ -543,7 +543,7 @@ def test_a_check_of_the_outputs_properties_judges_every_call_itself(tmp_path, ru
     ws = tmp_path / "ws"
     assert main(["init", str(ws), "--gpumode", str(src)]) == 0, capsys.readouterr().err
     assert "checks properties of the output" in capsys.readouterr().out
-    assert "check = _problem.check" in (ws / "ref.py").read_text()
+    assert "check_outputs = _problem.check" in (ws / "ref.py").read_text()
     corr, df, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "v0")
     assert corr["status"] == "pass" and (df["status"] == "ok").all(), (corr.get("error"), list(df["error"]))
     (ws / "kernels" / "v1.py").write_text("def custom_kernel(data):\n    return data / 2\n")
@@ -554,7 +554,7 @@ def test_a_check_of_the_outputs_properties_judges_every_call_itself(tmp_path, ru
         SIGNED.replace("    if output.shape", "    ref_kernel(data)\n    if output.shape")
     )
     assert main(["init", str(tmp_path / "ws2"), "--gpumode", str(src)]) == 0, capsys.readouterr().err
-    assert "check =" not in (tmp_path / "ws2" / "ref.py").read_text()
+    assert "check_outputs" not in (tmp_path / "ws2" / "ref.py").read_text()
     corr = _gate(tmp_path / "ws2", tmp_path / "ws2" / "kernels" / "v0.py", run_params, tmp_path)
     assert corr["status"] == "incorrect" and "outside atol" in corr["error"], corr["error"]
 

@@ -236,3 +236,14 @@ def test_the_cpu_config_cuts_no_structural_size_to_one():
     p = KB / "43_MinGPTCausalAttention.py"
     small = kw.cpu_sizes(Problem(p), kw.sizes_of(kw.run_file(p)))
     assert small["n_head"] == 8 and min(small["seq_len"], small["batch_size"]) >= kw.FLOOR, small
+
+
+def test_sizes_a_forward_ties_are_halved_together_on_the_cpu(tmp_path, capsys):
+    """Level 2's 3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU (issue 43): its LayerNorm normalises the
+    last dimension, sized out_channels, which equals the transposed convolution's output width
+    (2 x width) only at the file's own sizes. Meta cannot run its forward, so halving one size at a
+    time broke the tie unseen and init refused it; every size is now halved together instead."""
+    src = KB / "3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py"
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 0, capsys.readouterr().err
+    small = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["cpu_configs"][0]
+    assert small["out_channels"] == 2 * small["width"] and small["batch_size"] < 32, small

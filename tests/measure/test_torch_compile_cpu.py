@@ -47,7 +47,7 @@ def test_a_compiled_triton_launch_passes_its_gate_on_the_interpreter(tiny, tmp_p
     notes = corr["provenance"]["notes"]
     assert len(notes) == 1 and "torch.compile on the Triton CPU interpreter" in notes[0], notes
     assert "softmax_kernel run eagerly between the compiled graphs" in notes[0]
-    assert f"- note: {notes[0]}" in (out / "correctness.md").read_text()
+    assert f"- the kernel's process reported: `{notes[0]}`" in (out / "correctness.md").read_text()
 
 
 def test_a_fullgraph_compile_on_the_interpreter_is_one_clear_line():

@@ -1,0 +1,77 @@
+"""ref.py's optional parts added for gpu-mode's problems (issue 43), on the judge's functions
+directly: ``updates`` (a buffer the reference reads, then writes), ``check_outputs`` (outputs
+judged by their properties), the reference at the inputs' own dtypes where float64 cannot run."""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from kopt.measure import reference
+from kopt.measure.faults import KernelFault
+
+
+def _setup(seed, n=8):
+    torch.manual_seed(seed)
+    x = torch.randn(n)
+    return {
+        "inputs": {"x": x, "acc": torch.randn(n), "out": torch.empty(n)},
+        "outputs": ["acc", "out"],
+        "updates": ["acc"],
+    }
+
+
+def _accumulate(x, acc, out):
+    acc += x  # not idempotent: a second run on the same buffer is another result
+    out.copy_(acc * 2)
+
+
+def test_an_update_that_is_not_idempotent_passes_rule_reference_and_the_draw_stays_as_drawn():
+    ref = SimpleNamespace(setup=_setup, reference=_accumulate)
+    layout, d = reference.probe(ref, {"n": 8}, "cpu", 3, check_writes=True)
+    assert layout.updates == ["acc"] and "acc" not in layout.inputs
+    drawn = reference.draw(ref, {"n": 8}, 3, "cpu")
+    assert torch.equal(d.inputs["acc"], drawn.inputs["acc"])  # the probe's runs left the draw alone
+    plan = reference.Placement("cpu", reference.FLOAT64)
+    exp = reference.expected(ref, d.inputs, layout, plan)
+    assert torch.equal(d.inputs["acc"], drawn.inputs["acc"])  # float64 at float64: still a copy
+    assert torch.allclose(exp["acc"], (drawn.inputs["acc"] + drawn.inputs["x"]).double())
+    reference.scrub(exp)
+    assert torch.equal(d.inputs["acc"], drawn.inputs["acc"])
+
+
+def _unit_rows(seed, n=4):
+    torch.manual_seed(seed)
+    return {"inputs": {"a": torch.randn(n, n)}, "outputs": []}
+
+
+@pytest.mark.parametrize(
+    "check, words",
+    [
+        (lambda i, o: None if not (o["out"].norm(dim=1) > 2).any() else "too long", "passes outputs poisoned with NaN"),
+        (lambda i, o: "never", "fails the reference's own outputs: never"),
+        (lambda i, o: None if torch.allclose(o["out"].norm(dim=1), torch.ones(len(o["out"]))) else "no", None),
+    ],
+)
+def test_a_check_of_its_own_must_pass_the_references_outputs_and_fail_unwritten_ones(check, words):
+    ref = SimpleNamespace(setup=_unit_rows, reference=lambda a: a / a.norm(dim=1, keepdim=True), check_outputs=check)
+    layout, d = reference.probe(ref, {"n": 4}, "cpu", 5)
+    if words is None:
+        assert reference.checking_plan(ref, d, layout, "cpu").precision == reference.NONE
+        return
+    with pytest.raises(KernelFault, match=words):
+        reference.checking_plan(ref, d, layout, "cpu")
+
+
+def test_a_reference_that_cannot_run_in_float64_runs_at_its_inputs_dtypes_and_says_why():
+    def bf16_inside(a):  # as mla-decode's attention: its weights cast to bfloat16, times the values
+        return a.float().softmax(-1).to(torch.bfloat16) @ a  # in float64: bfloat16 @ float64 fails
+
+    def bf16_rows(seed, n=4):
+        torch.manual_seed(seed)
+        return {"inputs": {"a": torch.randn(n, n).to(torch.bfloat16)}, "outputs": []}
+
+    ref = SimpleNamespace(setup=bf16_rows, reference=bf16_inside)
+    layout, d = reference.probe(ref, {"n": 4}, "cpu", 5)
+    plan = reference.place(ref, d, layout, "cpu")
+    assert plan.precision == reference.NATIVE and "float64 failed" in plan.why, plan
