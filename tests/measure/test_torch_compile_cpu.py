@@ -6,37 +6,14 @@ compiled graph, as the interpreter runs an uncompiled one, and the record says s
 import yaml
 
 from kopt.steps.bench import check_then_time
-
-COMPILED_LAUNCH = """
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def softmax_kernel(x_ptr, y_ptr, N, BLOCK_N: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK_N)
-    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=float("-inf"))
-    e = tl.exp(x - tl.max(x, 0))
-    tl.store(y_ptr + row * N + cols, e / tl.sum(e, 0), mask=cols < N)
-
-
-def _launch(x, y):
-    M, N = x.shape
-    softmax_kernel[(M,)](x, y, N, BLOCK_N=triton.next_power_of_2(N))
-
-
-run_kernel = torch.compile(_launch, mode="reduce-overhead")  # as vectorsum's submission compiles
-"""
+from tests.helpers import FIXTURES
 
 
 def test_a_compiled_triton_launch_passes_its_gate_on_the_interpreter(tiny, tmp_path, run_params):
     doc = yaml.safe_load((tiny / "target.yaml").read_text())
     doc["cpu_configs"] = doc["cpu_configs"][:1]  # one config: Dynamo compiles once
     (tiny / "target.yaml").write_text(yaml.safe_dump(doc))
-    kernel = tiny / "kernels" / "v0.py"
-    kernel.write_text(COMPILED_LAUNCH)
+    kernel = FIXTURES / "bad_kernels" / "compiled_launch.py"
     out = tmp_path / "out"
     params = {**run_params, "device": "cpu", "timeout_s": 120}
     corr, _ = check_then_time(
