@@ -86,6 +86,8 @@ def run_file(path: Path, sizes: dict | None = None) -> dict:
             if isinstance(target, ast.Name) and target.id in (sizes or {}):
                 node.value = ast.copy_location(ast.Constant(sizes[target.id]), node.value)
         exec(compile(tree, str(path), "exec"), ns)  # noqa: S102 - the user's own problem file
+    except ModuleNotFoundError as e:  # a module the problem needs (level 3's Mamba2: einops)
+        raise ProblemError(f"{path}: imports {e.name}, not installed here (pip install {e.name})") from None
     except Exception as e:  # noqa: BLE001 - any error in the user's file is one line
         raise ProblemError(f"{path}: does not run ({type(e).__name__}: {e})") from None
     for name in ("Model", "get_inputs", "get_init_inputs"):

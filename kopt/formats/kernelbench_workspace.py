@@ -35,8 +35,9 @@ CPU_BUDGET = 1 << 16  # elements of a CPU config's inputs and weights (the inter
 CPU_LIMIT = 1 << 22  # ... or, where sizes the file fixes (224x224 images) keep it above, at most this
 FLOOR = 8  # the least a size is halved to (one smaller to begin with is kept as it is)
 # ... and where no size can be halved further, at most this (v0 is torch eager: MobileNetV1 and
-# EfficientNetB0 at 224x224, 5-7M elements, which the floor keeps from degenerate 1-channel configs)
-STRUCTURE_LIMIT = 1 << 25
+# EfficientNetB0 at 224x224, 5-7M elements, which the floor keeps from degenerate 1-channel configs;
+# VGG19's fixed layers hold 144M weights: 1.1 GB in float64, a forward of seconds on 2 cores)
+STRUCTURE_LIMIT = 1 << 28
 
 REF = '''"""KernelBench problem {name}, made into a kernel-opt reference by `kopt init --kernelbench`:
 problem.py is {source}, verbatim; kopt.formats.kernelbench says how its sizes, inputs and weights
@@ -114,8 +115,10 @@ def cpu_sizes(problem: Problem, sizes: dict) -> dict:
     causal mask, EfficientNet's expand_ratio 6 -> 1 skipped its expand layer). Where that real run
     fails (a forward meta cannot check, whose sizes are tied: level 2's LayerNorm over the last
     dimension sized by out_channels, equal to the transposed convolution's output width), every
-    size is halved together instead, which keeps such ties."""
-    cur = _halved_one_at_a_time(problem, sizes)
+    size is halved together instead, which keeps such ties; and where that fails too (a pooling
+    whose fixed window outgrew the halved image: MobileNetV1's AvgPool2d(7), DenseNet's), the last
+    halvings are undone, one at a time, until the Model runs."""
+    cur, steps = _halved_one_at_a_time(problem, sizes)
     failed = _fails_for_real(problem, cur)
     if failed is None:
         return cur
@@ -123,11 +126,28 @@ def cpu_sizes(problem: Problem, sizes: dict) -> dict:
     small = together != cur and _elements(problem, together) <= STRUCTURE_LIMIT
     if small and _fails_for_real(problem, together) is None:
         return together
+    backed = _backed_off(problem, cur, steps)
+    if backed is not None:
+        return backed
     raise ProblemError(f"{problem.path}: its Model fails on the CPU sizes {cur} ({failed})")
 
 
-def _halved_one_at_a_time(problem: Problem, sizes: dict) -> dict:
-    cur, frozen = dict(sizes), set()
+def _backed_off(problem: Problem, cur: dict, steps: list[str]) -> dict | None:
+    """``cur`` with its last halvings (``steps``, in order) undone one at a time until the Model
+    runs for real, while its inputs and weights stay under STRUCTURE_LIMIT; None where none does."""
+    cur = dict(cur)
+    for k in reversed(steps):
+        cur[k] *= 2
+        if _elements(problem, cur) > STRUCTURE_LIMIT:
+            return None
+        if _fails_for_real(problem, cur) is None:
+            return cur
+    return None
+
+
+def _halved_one_at_a_time(problem: Problem, sizes: dict) -> tuple[dict, list[str]]:
+    """The sizes, and the keys halved in order."""
+    cur, frozen, steps = dict(sizes), set(), []
     while _elements(problem, cur) > CPU_BUDGET:
         free = [k for k in _halvable(sizes, cur) if k not in frozen]
         if not free:
@@ -146,9 +166,10 @@ def _halved_one_at_a_time(problem: Problem, sizes: dict) -> dict:
         trial = {**cur, k: cur[k] // 2}
         if _runs(problem, trial):
             cur = trial
+            steps.append(k)
         else:
             frozen.add(k)
-    return cur
+    return cur, steps
 
 
 def _halved_together(problem: Problem, sizes: dict) -> dict:
