@@ -85,6 +85,11 @@ def run_file(path: Path, sizes: dict | None = None) -> dict:
             target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
             if isinstance(target, ast.Name) and target.id in (sizes or {}):
                 node.value = ast.copy_location(ast.Constant(sizes[target.id]), node.value)
+            elif (
+                isinstance(target, ast.Name) and f"{target.id}_0" in (sizes or {}) and isinstance(node.value, ast.List)
+            ):
+                items = [ast.Constant(sizes.get(f"{target.id}_{i}", 0)) for i in range(len(node.value.elts))]
+                node.value = ast.fix_missing_locations(ast.copy_location(ast.List(items, ast.Load()), node.value))
         exec(compile(tree, str(path), "exec"), ns)  # noqa: S102 - the user's own problem file
     except ModuleNotFoundError as e:  # a module the problem needs (level 3's Mamba2: einops)
         raise ProblemError(f"{path}: imports {e.name}, not installed here (pip install {e.name})") from None
@@ -99,10 +104,23 @@ def run_file(path: Path, sizes: dict | None = None) -> dict:
 
 
 def sizes_of(ns: dict) -> dict[str, int | float]:
-    """The module-level numbers, in the order the file defines them: the problem's sizes."""
-    return {
-        k: v for k, v in ns.items() if not k.startswith("_") and isinstance(v, (int, float)) and not isinstance(v, bool)
-    }
+    """The module-level numbers, in the order the file defines them: the problem's sizes. A list
+    of integers (level 3's MLP, ``layer_sizes = [16384, 16384]``) gives a size per element,
+    ``layer_sizes_0``, ``layer_sizes_1``, ..., so it is halved as the others are (``run_file``
+    writes the list back from them)."""
+    out: dict = {}
+    for k, v in ns.items():
+        if k.startswith("_") or isinstance(v, bool):
+            continue
+        if isinstance(v, (int, float)):
+            out[k] = v
+        elif isinstance(v, list) and 0 < len(v) <= 16 and all(_integer(x) for x in v):
+            out.update({f"{k}_{i}": x for i, x in enumerate(v)})
+    return out
+
+
+def _integer(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 class Problem:

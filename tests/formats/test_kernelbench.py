@@ -247,3 +247,14 @@ def test_sizes_a_forward_ties_are_halved_together_on_the_cpu(tmp_path, capsys):
     assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 0, capsys.readouterr().err
     small = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["cpu_configs"][0]
     assert small["out_channels"] == 2 * small["width"] and small["batch_size"] < 32, small
+
+
+def test_a_list_of_sizes_is_halved_element_by_element(tmp_path, capsys):
+    """Level 3's 1_MLP (issue 43): ``layer_sizes = [16384, 16384]`` was never scaled, so init
+    refused it; each element is a size of its own now (``layer_sizes_0``, ...), written back as the
+    list, and the CPU config takes a small MLP of the same depth."""
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(KB / "1_MLP.py")]) == 0, capsys.readouterr().err
+    doc = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())
+    assert doc["configs"][0]["layer_sizes_1"] == 16384
+    small = doc["cpu_configs"][0]
+    assert {"layer_sizes_0", "layer_sizes_1"} <= set(small) and small["layer_sizes_0"] < 16384, small
