@@ -507,9 +507,12 @@ class CustomKernel:
     def __init__(self, fn, module_globals: dict):
         self.fn = fn
         self.__globals__ = module_globals  # its Triton kernels, for the profile's metadata
+        self.moved = not torch.cuda.is_available()  # its "cuda" tensors and modules made on the CPU
 
     def __call__(self, **inputs):
-        with on_the_harness_device():  # without a GPU its "cuda" tensors and modules are made on the CPU
+        if not self.moved:  # on a GPU the timed call is the submission's alone
+            return self.fn(pack(inputs))
+        with on_the_harness_device():
             return self.fn(pack(inputs))
 
 

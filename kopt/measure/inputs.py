@@ -151,7 +151,7 @@ class Pool:
         for k, v in d.inputs.items():
             if not isinstance(v, torch.Tensor):
                 s.scalars[k] = v
-            elif k not in d.outputs or k in d.updates:  # an updated buffer's drawn content too
+            elif d.placed(k):
                 s.tensors[k].copy_(v)
 
     def poison(self, s: InputSet) -> None:

@@ -69,6 +69,10 @@ class Draw:
     def tensors(self) -> dict[str, torch.Tensor]:
         return {k: v for k, v in self.inputs.items() if isinstance(v, torch.Tensor)}
 
+    def placed(self, name: str) -> bool:
+        """Its drawn content reaches the kernel (an input, or an update), not only its buffer."""
+        return name not in self.outputs or name in self.updates
+
     def input_tensors(self) -> dict[str, torch.Tensor]:
         """The tensors that are inputs proper: not the output buffers ``setup`` allocated."""
         return {k: v for k, v in self.tensors().items() if k not in self.outputs}
@@ -119,13 +123,8 @@ def _buffers(data: dict, key: str, inputs: dict, among: list[str]) -> list[str]:
     may write (gpu-mode's vectorsum sums into one): each call gets them as drawn, and they are
     neither compared nor checked unchanged."""
     got = data.get(key) or []
-    bad = (
-        [n for n in got if n not in among or not isinstance(inputs.get(n), torch.Tensor)]
-        if isinstance(got, (list, tuple))
-        else []
-    )
-    if not isinstance(got, (list, tuple)) or bad:
-        raise KernelFault(f"ref.py: setup()'s {key!r} must name tensors among {among}, not {bad or got!r}")
+    if not isinstance(got, (list, tuple)) or any(n not in among or not torch.is_tensor(inputs.get(n)) for n in got):
+        raise KernelFault(f"ref.py: setup()'s {key!r} must name tensors among {among}, not {got!r}")
     return list(got)
 
 
@@ -254,7 +253,7 @@ def same_draws(d: Draw, again: Draw) -> None:
                 f"ref.py: setup() is not deterministic: {what} '{k}' has another shape or dtype in a second call "
                 f"with seed {d.seed}"
             )
-        if (k not in d.outputs or k in d.updates) and not bytes_equal(u, t):
+        if d.placed(k) and not bytes_equal(u, t):
             raise KernelFault(
                 f"ref.py: setup() is not deterministic: input '{k}' differs between two calls with seed {d.seed} "
                 "(seed torch's generator with the given seed)"

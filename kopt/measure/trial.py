@@ -51,9 +51,8 @@ class Trial:
     def __init__(self, ref, proc: KernelProcess, item: dict, *, device: str, opts: dict, phase: str, max_sets: int = 1):
         self.ref, self.proc, self.cfg, self.device = ref, proc, item["config"], device
         self.key, self.flush = item["key"], None  # the judge's L2 flush buffer (``judged``), when used
-        self.own_check = callable(
-            getattr(ref, "check_outputs", None)
-        )  # ref.py judges outputs itself (``reference.own_check``)
+        # ref.py judges the outputs itself (``reference.own_check``)
+        self.own_check = callable(getattr(ref, "check_outputs", None))
         self.seeds = Seeds(opts.get("seed"), self.key, phase)
         proc.where = f"config {self.key}"
         release_arena(proc, device)
