@@ -77,10 +77,12 @@ class Guard:
 # Where a library's own thread waits between its jobs: (file, function) of the frame below the
 # waiting primitives. A concurrent.futures worker waiting on its queue (gpu-mode's torch.compile
 # submissions keep a pool); torch.compile's Inductor reading its compile workers' pipe; tqdm's
-# monitor between its checks (both found on the H100 in pmpp_v2/vectorsum's submission).
+# monitor between its checks; Inductor's timer that shuts its idle compile workers down, asleep
+# between checks (all three found on the H100 in pmpp_v2/vectorsum's submission).
 IDLE_LOOPS = (
     ("concurrent/futures/thread.py", "_worker"),
     ("torch/_inductor/compile_worker/subproc_pool.py", "_recv_msg"),
+    ("torch/_inductor/compile_worker/timer.py", "check"),
     ("tqdm/_monitor.py", "run"),
 )
 WAITING = ("/threading.py", "/queue.py")  # Event.wait, Condition.wait, Queue.get

@@ -23,14 +23,20 @@ from kopt.measure.faults import HARNESS_EXIT, HarnessFault, KernelFault
 
 
 class Progress:
+    """The child's steps, as JSON lines its parent follows (the timeline, the hang limit) and as one
+    line each in the job's log (``[  12.3 s] config N=4096: reference()``), so a long step shows
+    where it is while it runs."""
+
     def __init__(self, path: str):
         self.f = open(path, "a", buffering=1)  # noqa: SIM115 - open for the child's life
+        self.t0 = time.monotonic()
 
     def device(self, device: str) -> None:
         self.f.write(json.dumps({"device": device}) + "\n")
 
     def start(self, label: str) -> None:
         self.f.write(json.dumps({"start": label}) + "\n")
+        print(f"[{time.monotonic() - self.t0:7.1f} s] {label}", file=sys.stderr, flush=True)
 
     def record(self, rec: dict) -> None:
         self.f.write(json.dumps({"record": rec}) + "\n")
@@ -347,10 +353,11 @@ def task_reference(req: dict, progress: Progress) -> dict:
     ref = variants.load_reference(req["ref"])
     out = {"device": device, "configs": []}
     for item in req["configs_by_device"][device]:
-        progress.start(f"config {item['key']}")
+        step = lambda what, key=item["key"]: progress.start(f"config {key}: {what}")  # noqa: E731
         try:
-            layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31), check_writes=True)
+            layout, d = reference.probe(ref, item["config"], device, secrets.randbits(31), check_writes=True, step=step)
             del d
+            step("setup() follows its seed")
             reference.check_seed_used(ref, item["config"], device, secrets.randbits(31))
         except KernelFault as e:
             raise KernelFault(f"{e} (config {item['key']})") from None

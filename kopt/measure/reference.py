@@ -214,11 +214,13 @@ class Layout:
         return [o.name for o in self.outputs if o.updates]
 
 
-def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) -> tuple[Layout, Draw]:
+def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False, step=None) -> tuple[Layout, Draw]:
     """Learn the outputs' shapes and dtypes from one reference run at the inputs' own precision,
     and check that ``setup`` is deterministic (the harness regenerates inputs from their seed).
     ``check_writes`` (rule ``reference``, once per config): the reference only writes its output
-    buffers (``writes_only``)."""
+    buffers (``writes_only``). ``step(label)``: marks each step in the job's progress."""
+    step = step or (lambda what: None)
+    step("setup(), twice (deterministic)")
     d, again = draw(ref, cfg, seed, device), draw(ref, cfg, seed, device)
     same_draws(d, again)
     del again
@@ -226,10 +228,12 @@ def probe(ref, cfg: dict, device: str, seed: int, check_writes: bool = False) ->
     for t in in_place.values():
         poison(t)
     args = with_fresh_updates(d)
+    step("reference()")
     ret = run_reference(ref, args)
     returns = returned_tensors(ret) is not None
     outs = outputs_of(ret, d.outputs, args, "ref.py: reference()")
     if check_writes and in_place:
+        step("reference() writes only its outputs")
         writes_only(ref, d, in_place, outs)
     specs = [OutputSpec(n, tuple(t.shape), dtype_name(t.dtype), n in d.inputs, n in d.updates) for n, t in outs.items()]
     layout = Layout(specs, returns, [k for k in d.tensors() if k not in outs and k not in d.scratch], d.tolerance)

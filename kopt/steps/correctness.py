@@ -26,7 +26,11 @@ def check_reference(*, target: str, out_json: str, log: str, params: dict) -> di
     if not outcome.ok:
         err = str(outcome.error).removeprefix("ref.py: ").removeprefix(f"{ws.ref}: ")
         raise WorkspaceError(f"{ws.ref}: {err}; no version was run")
-    doc = {**outcome.result, "provenance": {**hashes(str(ws.ref), ws.ref, ws.target, params), "created": now()}}
+    doc = {
+        **outcome.result,
+        "timeline": outcome.timeline,
+        "provenance": {**hashes(str(ws.ref), ws.ref, ws.target, params), "created": now()},
+    }
     write_json(out_json, doc)
     return doc
 

@@ -3,6 +3,7 @@ between its jobs is no background work; any other thread left running, or waitin
 
 import importlib.util
 import threading
+import time
 
 from kopt.inside.guard import _working
 
@@ -49,3 +50,31 @@ def test_tqdms_monitor_waiting_is_idle_and_the_same_loop_elsewhere_is_working(tm
     finally:
         for m in mods:
             m.STOP.set()
+
+
+def test_inductors_worker_timer_asleep_is_idle_and_while_it_calls_is_working():
+    """torch.compile's Timer (subproc_worker_timer: it shuts idle compile workers down) left by a
+    submission on the H100: asleep between its checks it is idle; running its call it is working."""
+    from torch._inductor.compile_worker.timer import Timer
+
+    calling, release = threading.Event(), threading.Event()
+
+    def call():
+        calling.set()
+        release.wait()
+
+    before = {t.ident for t in threading.enumerate()}
+    timer = Timer(0.2, call)  # sleeps 0.1 s between checks, calls after 0.2 s without an event
+    timer.record_call()
+    try:
+        thread = timer.background_thread
+        for _ in range(100):  # until it sleeps (it may still be starting)
+            if thread not in _working(before):
+                break
+            time.sleep(0.001)
+        assert thread not in _working(before) and not calling.is_set()
+        assert calling.wait(5)
+        assert thread in _working(before), "a timer running its call is working"
+    finally:
+        timer.quit()
+        release.set()
