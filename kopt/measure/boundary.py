@@ -109,6 +109,7 @@ class KernelProcess:
         timeout_s: float = 600,
         begin: bool = True,
         env: dict[str, str] | None = None,
+        spare=None,
     ):
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
@@ -117,18 +118,24 @@ class KernelProcess:
         self.maps_arena = False  # it was given a config's arena (kopt.measure.trial)
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         told = {k: v for k, v in triton_tools_env().items() if k not in os.environ}  # the user's settings stand
         ours_env = {"PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **told, **kernel_cache(kernel)}
         env = {**os.environ, **ours_env, **(env or {})}
-        self.proc = subprocess.Popen(
-            [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
-            pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        theirs.close()
+        if spare is not None and wrapper:  # a profiler starts the process it wraps
+            spare.discard()
+            spare = None
+        if spare is not None:  # forked from the judge (kopt.measure.spare): no second torch import
+            self.proc, ours = spare.launch(env)
+        else:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.proc = subprocess.Popen(
+                [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+            theirs.close()
         KernelProcess.OWNED.add(self.proc.pid)
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
         self.precision: dict | None = None  # torch's TF32 switches, asked and reported (kopt.measure.child._go)

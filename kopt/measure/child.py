@@ -50,16 +50,26 @@ class Progress:
 KERNEL_TASKS = ("correctness", "bench", "check_then_time", "profile")
 
 
-def _start_kernel(task: str, req: dict):
-    """The kernel's process, started before the judge's hold so its start-up overlaps the gate."""
+def _start_kernel(task: str, req: dict, spare=None):
+    """The kernel's process, started before the judge's hold so its start-up overlaps the gate
+    (``spare``: forked already, kopt.measure.spare)."""
     from kopt.measure.boundary import KernelProcess
 
     if task not in KERNEL_TASKS:
         return None
     wrapper = req.get("wrapper") or None
     return KernelProcess(
-        req["kernel"], wrapper=wrapper, sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600)
-    )
+        req["kernel"], wrapper=wrapper, sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600),
+        spare=spare,
+    )  # fmt: skip
+
+
+def _spare(task: str):
+    """On a machine without a GPU, the kernel's process forked now, before the request is read
+    (kopt.measure.spare): torch imported once for both."""
+    from kopt.measure import spare
+
+    return spare.fork() if task in KERNEL_TASKS and spare.wanted() else None
 
 
 def _prepare(req: dict, progress: Progress, proc):
@@ -214,7 +224,7 @@ class _Marks(Progress):
     its records none of that task's."""
 
     def __init__(self, progress: Progress):
-        self.f = progress.f
+        self.f, self.t0 = progress.f, progress.t0
 
     def phase(self, name: str, env: dict | None = None) -> None:
         self.start(name)
@@ -420,12 +430,13 @@ def _gone(pid: int) -> bool:
 
 def main(argv: list[str]) -> None:
     task, req_path, out_path, progress_path = argv
+    spare = _spare(task)  # before anything of the request is in this process's memory
     with open(req_path) as f:
         req = json.load(f)
     _keep_to_itself()
     code, proc = 0, None
     try:
-        proc = _start_kernel(task, req)
+        proc = _start_kernel(task, req, spare)
         if req.get("held_by"):
             _hold(go_path(req_path), req["held_by"])
         progress = Progress(progress_path)

@@ -437,6 +437,7 @@ class State(Closed):
 class Reference(Closed):
     device: str
     configs: list[dict]
+    timeline: dict[str, float] = {}  # seconds since the job's child started, per step (its log has them too)
     provenance: Provenance
 
 

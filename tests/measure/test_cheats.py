@@ -87,6 +87,27 @@ def test_expected_outputs_are_nowhere_in_the_kernels_process(tiny, tmp_path, run
         assert not kept and ("output 'y'" in errors or "wrong or unwritten" in errors), errors
 
 
+def test_a_kernel_process_forked_from_the_judge_holds_nothing_of_its_request(tiny, tmp_path, run_params, monkeypatch):
+    """Without a GPU the kernel's process is forked from the judge, torch imported once for both
+    (kopt.measure.spare): before the judge read its request, so a kernel that walks its live objects
+    and its callers' frames finds none of it, and a version forked so passes as one started afresh."""
+    log = tmp_path / "spy.txt"
+    monkeypatch.setenv("KOPT_TEST_SPY_LOG", str(log))
+    monkeypatch.setenv("KOPT_KERNEL_WRITABLE", str(log.parent))  # the sandbox lets the fixture log there
+    corr, df, _ = run_version(tiny, BAD / "finds_the_request.py", run_params, tmp_path)
+    lines = log.read_text().splitlines()
+    assert lines and corr["status"] == "pass" and (df["status"] == "ok").all(), corr["error"]
+    assert all("request_present=False" in ln for ln in lines), lines
+    assert all("forked=True" in ln for ln in lines), "not forked: the test proves nothing here"
+
+
+def test_the_request_walker_finds_a_request_that_is_there():
+    """The control: a request held in a caller's frame is found, so the test above proves the spare holds none."""
+    walker = import_file(BAD / "finds_the_request.py", "request_walker")
+    req = {"configs_by_device": {}}  # noqa: F841 - found through this frame's locals
+    assert walker.request_found()
+
+
 def test_the_gc_walker_finds_an_expected_output_that_is_there(tmp_path, monkeypatch):
     """The control: held where the walker looks (a caller's local), the expected output is found and
     copied, so the test above proves the harness holds none."""
