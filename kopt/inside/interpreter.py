@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -69,7 +70,25 @@ def install(kernel_path: str) -> None:
 def _launches_outside_dynamo() -> None:
     """A Triton launch on the interpreter runs outside torch.compile's tracing (a graph break), as
     the interpreter runs it uncompiled: Dynamo cannot trace the interpreter (see the module's
-    docstring), and on a GPU the same launch runs the same kernel inside the compiled graph."""
+    docstring), and on a GPU the same launch runs the same kernel inside the compiled graph. Made
+    when the kernel first calls ``torch.compile``: marking the launch needs Dynamo, whose import
+    cost 2.0 s of CPU in every kernel process on the CI machine, most of which never compile."""
+    import torch
+
+    if getattr(torch.compile, "kopt_guard", False):
+        return
+    original = torch.compile
+
+    @functools.wraps(original)
+    def compile(*args, **kwargs):
+        _launch_outside_graphs()
+        return original(*args, **kwargs)
+
+    compile.kopt_guard = True
+    torch.compile = compile
+
+
+def _launch_outside_graphs() -> None:
     import torch
     from triton.runtime.interpreter import InterpretedFunction
 
