@@ -22,7 +22,8 @@
 
 from __future__ import annotations
 
-import functools
+import importlib.abc
+import importlib.util
 import os
 import sys
 
@@ -71,21 +72,33 @@ def _launches_outside_dynamo() -> None:
     """A Triton launch on the interpreter runs outside torch.compile's tracing (a graph break), as
     the interpreter runs it uncompiled: Dynamo cannot trace the interpreter (see the module's
     docstring), and on a GPU the same launch runs the same kernel inside the compiled graph. Made
-    when the kernel first calls ``torch.compile``: marking the launch needs Dynamo, whose import
-    cost 2.0 s of CPU in every kernel process on the CI machine, most of which never compile."""
-    import torch
-
-    if getattr(torch.compile, "kopt_guard", False):
-        return
-    original = torch.compile
-
-    @functools.wraps(original)
-    def compile(*args, **kwargs):
+    once Dynamo is imported (by torch.compile, torch._dynamo.optimize or anything else): marking
+    the launch needs Dynamo, whose import cost 2.0 s of CPU in every kernel process on the CI
+    machine, most of which never compile."""
+    if "torch._dynamo" in sys.modules:
         _launch_outside_graphs()
-        return original(*args, **kwargs)
+    elif not any(isinstance(f, _WhenDynamoImported) for f in sys.meta_path):
+        sys.meta_path.insert(0, _WhenDynamoImported())
 
-    compile.kopt_guard = True
-    torch.compile = compile
+
+class _WhenDynamoImported(importlib.abc.MetaPathFinder):
+    """Finds torch._dynamo as the import system would, and marks the launches once it has run."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch._dynamo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _launch_outside_graphs()
+
+        spec.loader.exec_module = exec_module
+        return spec
 
 
 def _launch_outside_graphs() -> None:

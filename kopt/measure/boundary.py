@@ -125,8 +125,12 @@ class KernelProcess:
             spare.discard()
             spare = None
         if spare is not None:  # forked from the judge (kopt.measure.spare): no second torch import
-            self.proc, ours = spare.launch(env)
-        else:
+            try:
+                self.proc, ours = spare.launch(env)
+            except OSError:  # it died before it was told (killed from outside): started afresh instead
+                spare.discard()
+                spare = None
+        if spare is None:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             self.proc = subprocess.Popen(
                 [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],

@@ -36,8 +36,8 @@ _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
 
 def wanted() -> bool:
     """Whether this judge forks its kernel's process: no GPU device on the machine, not turned off."""
-    if os.environ.get("KOPT_FORK_KERNEL", "1") == "0":
-        return False
+    if os.environ.get("KOPT_FORK_KERNEL", "1") == "0" or not sys.platform.startswith("linux"):
+        return False  # (prctl, /proc and the GPU device files below are Linux's)
     return not any(os.path.exists(d) for d in ("/dev/nvidiactl", "/dev/kfd"))
 
 
@@ -115,9 +115,10 @@ def _become_kernel(sock: socket.socket) -> None:
     code = 1
     try:
         os.setsid()
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        libc.prctl(_PR_SET_DUMPABLE, 1)  # as after an exec (the judge keeps itself undumpable)
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            libc.prctl(_PR_SET_DUMPABLE, 1)  # as after an exec (the judge keeps itself undumpable)
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL if sig != signal.SIGPIPE else signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.default_int_handler)

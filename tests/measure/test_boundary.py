@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from kopt.measure import reaper
-from tests.helpers import FIXTURES, run_version
+from tests.helpers import FIXTURES, ROOT, run_version
 
 ATTACKS = FIXTURES / "attacks"
 
@@ -279,3 +279,22 @@ def test_a_profiler_that_waits_for_the_kernels_stragglers_is_not_held_by_them(tm
         assert not [p for p in under if os.path.exists(f"/proc/{p}")]
     finally:
         proc.end()
+
+
+def test_a_spare_killed_before_its_launch_is_replaced_by_a_process_started_afresh():
+    """A spare (kopt.measure.spare) that an outside signal ended before the judge told it anything
+    is no fault of the kernel's: the judge starts the kernel's process afresh, and it answers."""
+    import signal
+    import subprocess
+
+    from kopt.measure import spare
+    from kopt.measure.boundary import KernelProcess
+
+    s = spare.fork()
+    os.kill(s.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    proc = KernelProcess(str(ROOT / "examples" / "softmax" / "kernels" / "v1.py"), spare=s)
+    try:
+        assert isinstance(proc.proc, subprocess.Popen) and proc.proc.pid != s.pid and proc.sandbox
+    finally:
+        proc.finish()

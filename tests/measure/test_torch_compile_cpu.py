@@ -3,17 +3,19 @@ vectorsum submission). Dynamo traced the interpreter's own numpy code and failed
 to run FX node with fake tensors ... KeyError(torch.uint64)"); the launch now runs outside the
 compiled graph, as the interpreter runs an uncompiled one, and the record says so in one line."""
 
+import pytest
 import yaml
 
 from kopt.steps.bench import check_then_time
 from tests.helpers import FIXTURES
 
 
-def test_a_compiled_triton_launch_passes_its_gate_on_the_interpreter(tiny, tmp_path, run_params):
+@pytest.mark.parametrize("fixture", ["compiled_launch.py", "optimized_launch.py"])  # torch.compile, Dynamo's own
+def test_a_compiled_triton_launch_passes_its_gate_on_the_interpreter(tiny, tmp_path, run_params, fixture):
     doc = yaml.safe_load((tiny / "target.yaml").read_text())
     doc["cpu_configs"] = doc["cpu_configs"][:1]  # one config: Dynamo compiles once
     (tiny / "target.yaml").write_text(yaml.safe_dump(doc))
-    kernel = FIXTURES / "bad_kernels" / "compiled_launch.py"
+    kernel = FIXTURES / "bad_kernels" / fixture
     out = tmp_path / "out"
     params = {**run_params, "device": "cpu", "timeout_s": 120}
     corr, _ = check_then_time(
