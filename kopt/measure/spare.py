@@ -9,7 +9,7 @@ request, so nothing of the request, the reference or any draw is in the spare's 
 what a process started afresh would know. A spare not taken (a profiler wraps the kernel, or the
 task starts none) is ended with the judge's other processes.
 
-Only where no GPU device exists (``/dev/nvidiactl``, ``/dev/kfd``): on a GPU machine the kernel's
+Only where no GPU device exists (``/dev/nvidia*``, AMD's ``/dev/kfd``, WSL's ``/dev/dxg``): on a GPU machine the kernel's
 process starts as before, its start-up overlapping the judge's, and no CUDA state is ever forked.
 ``KOPT_FORK_KERNEL=0`` turns it off.
 """
@@ -18,27 +18,27 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
+import glob
 import os
 import runpy
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-_LEN = struct.Struct("!I")
+from kopt.measure import wire
+
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
 
 
 def wanted() -> bool:
-    """Whether this judge forks its kernel's process: no GPU device on the machine, not turned off."""
+    """Whether this judge forks its kernel's process: no GPU device file on the machine, not turned off."""
     if os.environ.get("KOPT_FORK_KERNEL", "1") == "0" or not sys.platform.startswith("linux"):
         return False  # (prctl, /proc and the GPU device files below are Linux's)
-    return not any(os.path.exists(d) for d in ("/dev/nvidiactl", "/dev/kfd"))
+    return not (glob.glob("/dev/nvidia*") or os.path.exists("/dev/kfd") or os.path.exists("/dev/dxg"))
 
 
 class Forked:
@@ -80,8 +80,7 @@ class Spare:
 
     def launch(self, env: dict[str, str]) -> tuple[Forked, socket.socket]:
         """The spare, told ``env``, now the kernel's process; its handle and the judge's channel."""
-        body = json.dumps({"env": env}).encode()
-        self.sock.sendall(_LEN.pack(len(body)) + body)
+        wire.send_pickle(self.sock, {"env": env})
         return Forked(self.pid), self.sock
 
     def discard(self) -> None:
@@ -122,8 +121,9 @@ def _become_kernel(sock: socket.socket) -> None:
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL if sig != signal.SIGPIPE else signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        env = _launch_order(sock)
-        if env is None:  # the judge did not need it
+        try:
+            env = wire.recv_pickle(sock)["env"]  # the judge's first message (kopt.measure.wire)
+        except wire.ChannelClosed:  # the judge did not need it
             os._exit(0)
         os.environ.clear()
         os.environ.update(env)
@@ -147,21 +147,3 @@ def _become_kernel(sock: socket.socket) -> None:
 
             traceback.print_exc()
     os._exit(code)
-
-
-def _launch_order(sock: socket.socket) -> dict[str, str] | None:
-    head = _recv(sock, _LEN.size)
-    if head is None:
-        return None
-    body = _recv(sock, _LEN.unpack(head)[0])
-    return None if body is None else json.loads(body)["env"]
-
-
-def _recv(sock: socket.socket, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
