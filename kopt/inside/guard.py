@@ -96,6 +96,10 @@ def _working(before: set) -> list[threading.Thread]:
     import sys
 
     frames = sys._current_frames()
+    # this thread's own frame holds ``frames``: a cycle that kept every caller's frame, and the
+    # kernel's returned outputs in them, alive until Python's next collection (H100: KernelBench's
+    # GELU held three 6 GiB outputs and ran out of memory, docs/runs/h100-kernel-memory/)
+    frames.pop(threading.get_ident(), None)
     out = []
     for t in threading.enumerate():
         if t.ident in before or not t.is_alive():

@@ -337,8 +337,9 @@ def _drop(s: Session, msg: dict) -> dict:
     process still held (H100: 16 sets against 32, an honest gain unresolved). Dropping its views
     was enough where no call had been made (tests/gpu/test_gpu_memory.py), not in a whole rule
     `measure` (docs/runs/h100-decision-first/call5/): a reference cycle of the calls still held
-    them. With the collection here every pool of a whole rule was sized with only its own config's
-    memory allocated (H100, call6/: 32 sets each, the clock's 8)."""
+    them (the Guard's thread check, since fixed in kopt.inside.guard._working; the collection stays
+    for cycles a kernel makes). With the collection here every pool of a whole rule was sized with
+    only its own config's memory allocated (H100, call6/: 32 sets each, the clock's 8)."""
     s.sets = []
     if s.device == "cuda":
         import gc

@@ -78,3 +78,32 @@ def test_inductors_worker_timer_asleep_is_idle_and_while_it_calls_is_working():
     finally:
         timer.quit()
         release.set()
+
+
+def test_a_check_keeps_no_frame_of_its_caller_alive():
+    """The thread check read this thread's frame too: a cycle (its own frame holds the frames it
+    read) kept the caller's frame, and the kernel's returned outputs in it, alive until Python's
+    next collection. On the H100 KernelBench's GELU held three 6 GiB outputs that way and ran out of
+    memory. With collection off, the caller's local is gone the moment it returns."""
+    import gc
+    import weakref
+
+    from kopt.inside.guard import Guard
+
+    class Output:
+        pass
+
+    guard = Guard()
+
+    def call():
+        ret = Output()
+        guard.check("a call")
+        return weakref.ref(ret)
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        assert call()() is None
+    finally:
+        if was:
+            gc.enable()
