@@ -42,10 +42,11 @@ def test_tqdms_monitor_waiting_is_idle_and_the_same_loop_elsewhere_is_working(tm
     before = {t.ident for t in threading.enumerate()}
     library, own = (_started(m.run) for m in mods)
     try:
-        for _ in range(100):  # until both wait
+        for _ in range(1000):  # until both wait (a thread under load may still be starting)
             busy = _working(before)
             if library not in busy:
                 break
+            time.sleep(0.001)
         assert library not in busy and own in busy, [t.name for t in busy]
     finally:
         for m in mods:
