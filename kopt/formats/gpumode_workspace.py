@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from kopt.formats import princeton, staged
+from kopt.formats import gpumode_cpu, princeton, staged
 from kopt.formats.gpumode import Problem, ProblemError, load_reference
 from kopt.formats.gpumode_hardware import unjudgeable
 from kopt.formats.gpumode_tolerance import checks_properties, tolerances
@@ -156,47 +156,77 @@ def _binds_custom_kernel(tree: ast.Module) -> bool:
     return False
 
 
-# how long the outputs' check may run ref_kernel at init (a big test on a CPU takes minutes)
-OUTPUTS_CHECK_S = 60
-MARK = "kopt-gpumode-outputs: "
+# how long the survey may run at init: the CPU configs' timing and the outputs' check (a big test
+# on a CPU takes minutes)
+SURVEY_S = 120
+MARK, SURVEY = "kopt-gpumode-outputs: ", "kopt-gpumode-survey: "
 
 
-def _outputs_here(folder: Path, spec: dict) -> str:
-    """The outputs kopt finds for one spec (task.yml's first test), run here in a process of its
-    own for at most OUTPUTS_CHECK_S: what it cannot map (ref_kernel's result is not tensors) is one
-    line; a problem this machine cannot run (its code needs a GPU library) or runs too slowly is
-    only said, and its outputs are found where kopt runs it."""
+def _survey_here(folder: Path, specs: list[dict]) -> tuple[list[dict], list[str], str]:
+    """The CPU configs (kopt.formats.gpumode_cpu: the tests timed, the fast ones and one of each
+    kind), what was changed, and the outputs kopt finds for the first; run here in a process of its
+    own for at most SURVEY_S. What it cannot map (ref_kernel's result is not tensors) is one line;
+    a problem this machine cannot run (its code needs a GPU library) keeps every test, and its
+    outputs are found where kopt runs it."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]), os.environ.get("PYTHONPATH")])),
     }
-    code = f"from kopt.formats.gpumode_workspace import print_outputs; print_outputs({str(folder)!r}, {json.dumps(spec)!r})"
+    code = (
+        f"from kopt.formats.gpumode_workspace import print_survey; print_survey({str(folder)!r}, {json.dumps(specs)!r})"
+    )
     try:
-        run = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=OUTPUTS_CHECK_S, env=env
-        )
-    except subprocess.TimeoutExpired:
-        return f"outputs: not found here (ref_kernel on {spec} ran over {OUTPUTS_CHECK_S} s); found where kopt runs it"
-    said = [json.loads(line[len(MARK) :]) for line in run.stdout.splitlines() if line.startswith(MARK)]
-    if not said:
-        why = " ".join((run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1].split())[:200]
-        return f"outputs: not found here (the check's process ended: {why}); found where kopt runs it"
-    if "problem" in said[-1]:
-        raise ProblemError(said[-1]["problem"])
-    if "error" in said[-1]:
-        return f"outputs: not found on this machine ({said[-1]['error']}); found where kopt runs it"
-    return f"outputs (ref_kernel's, in its order, for {spec}): {said[-1]['outputs']}"
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SURVEY_S, env=env)
+        out, ended = run.stdout, f"exit status {run.returncode}"
+        err = run.stderr
+    except subprocess.TimeoutExpired as e:
+        out, ended, err = _text(e.stdout), f"ran over {SURVEY_S} s", ""
+    said = [json.loads(line[len(SURVEY) :]) for line in out.splitlines() if line.startswith(SURVEY)]
+    marked = [json.loads(line[len(MARK) :]) for line in out.splitlines() if line.startswith(MARK)]
+    if marked and "problem" in marked[-1]:
+        raise ProblemError(marked[-1]["problem"])
+    kept, notes = gpumode_cpu.choose(specs, said) if said else (specs, [])
+    if not kept:
+        kept, notes = specs, [f"every test kept on the CPU: none was timed within the survey's {SURVEY_S} s"]
+    if not marked:
+        why = " ".join((err.strip().splitlines() or [ended])[-1].split())[:200]
+        return kept, notes, f"outputs: not found here (the check's process ended: {why}); found where kopt runs it"
+    if "error" in marked[-1]:
+        return kept, notes, f"outputs: not found on this machine ({marked[-1]['error']}); found where kopt runs it"
+    return kept, notes, f"outputs (ref_kernel's, in its order, for {kept[0]}): {marked[-1]['outputs']}"
 
 
-def print_outputs(folder: str, spec_json: str) -> None:
-    """The process of ``_outputs_here``: one marked JSON line, the outputs or why there are none."""
+def _text(b) -> str:
+    return b.decode("utf-8", "replace") if isinstance(b, bytes) else (b or "")
+
+
+def print_survey(folder: str, specs_json: str) -> None:
+    """The process of ``_survey_here``: the survey's lines, then one marked JSON line, the outputs
+    of the first CPU config or why there are none."""
+    specs = json.loads(specs_json)
+    said: list[dict] = []
+
+    def say(d: dict) -> None:
+        said.append(d)
+        print(SURVEY + json.dumps(d), flush=True)
+
     try:
-        said = {"outputs": Problem(Path(folder)).setup(seed=0, **json.loads(spec_json))["outputs"]}
-    except ProblemError as e:
-        said = {"problem": str(e)}
+        problem = Problem(Path(folder))
+        # what the first setup() imports (the problem's utils' deterministic context imports
+        # Dynamo, 2-3 s), imported here once, no operation run: each test is timed in a process
+        # forked from this one, and a fork after torch's thread pool started can hang
+        import torch._inductor  # noqa: F401
+
+        gpumode_cpu.survey(problem.setup, specs, say, fatal=(ProblemError,))
+        kept, _ = gpumode_cpu.choose(specs, said)
+        if not kept:  # its smallest test would run here for minutes
+            raise RuntimeError(f"no test ran within {gpumode_cpu.PER_CONFIG_S:g} s here, halved or not")
+        said_out = {"outputs": problem.setup(seed=0, **kept[0])["outputs"]}
+    except (ProblemError, gpumode_cpu.Fatal) as e:
+        said_out = {"problem": str(e)}
     except Exception as e:  # noqa: BLE001 - the problem's own code, run on this machine
-        said = {"error": " ".join(f"{type(e).__name__}: {e}".split())[:200]}
-    print(MARK + json.dumps(said), flush=True)
+        said_out = {"error": " ".join(f"{type(e).__name__}: {e}".split())[:200]}
+    print(MARK + json.dumps(said_out), flush=True)
 
 
 def _class_by(configs: list[dict]) -> list[str]:
@@ -259,27 +289,23 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         (staging / "ref.py").write_text(REF.format(name=folder.name) + (OWN_CHECK if own_check else ""))
         shutil.copyfile(submission, staging / "kernels" / "v0.py")
         (staging / "kernels" / "v0.yaml").write_text(META)
-        doc = {
-            "name": folder.name,
-            "class_by": _class_by(configs),
-            "configs": configs,
-            "cpu_configs": small,
-            "tolerances": tols,
-            "seeds": 3,
-        }
+        with _naming_the_users_files(staging / "problem", files, folder):
+            _check_problem(staging / "problem", configs, submission)
+            small, changed, outputs = _survey_here(staging / "problem", small)
+        doc = {"name": folder.name, "class_by": _class_by(configs), "configs": configs, "cpu_configs": small}
+        doc.update(tolerances=tols, seeds=3)
         head = (
             f"# Made by `kopt init --gpumode` from {folder}.\n"
             "# configs: task.yml's benchmarks, cpu_configs: its tests (each without its seed: kernel-opt draws\n"
             f"# fresh ones). tolerances: {how}.\n"
         ) + batch_note
+        head += "".join(f"# cpu_configs: {line}.\n" for line in changed)
         (staging / "target.yaml").write_text(head + yaml.safe_dump(doc, sort_keys=False))
-        with _naming_the_users_files(staging / "problem", files, folder):
-            _check_problem(staging / "problem", configs, submission)
-            outputs = _outputs_here(staging / "problem", small[0])
     kernel = "one function per phase, judged as one call of them all" if phased else "custom_kernel"
     return [
         f"{dest}: gpu-mode problem {folder.name} ({', '.join(sorted(files))} in problem/)",
         f"  GPU configs (benchmarks): {len(configs)}; CPU configs (tests): {len(small)}; classes by {doc['class_by']}",
+        *(f"  CPU configs: {line}" for line in changed),
         *([f"  {batch_note.strip('# ').strip()}"] if phased else []),
         f"  {outputs}",
         f"  tolerance: {how}; v0: its submission.py ({kernel})",

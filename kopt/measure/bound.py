@@ -52,7 +52,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import stats
 
 from kopt.measure import reference, wire
 from kopt.measure.device import paused_gc, sync
@@ -323,6 +322,8 @@ def bound_se(xs: list[float], estimate: str = "faster-half") -> float:
         return math.inf
     if max(xs) == min(xs):
         return 0.0
+    from scipy import stats  # here: 1-2 s of CPU to import, and a judge on the CPU makes no batches
+
     got = stats.bootstrap(
         (np.sort(np.asarray(xs, dtype=float)),),  # sorted: the order the kernel slowed batches in is no matter
         _ESTIMATES[estimate],

@@ -120,6 +120,9 @@ class KernelProcess:
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         told = {k: v for k, v in triton_tools_env().items() if k not in os.environ}  # the user's settings stand
         ours_env = {"PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **told, **kernel_cache(kernel)}
+        # torch.compile compiles in this process, not in a pool of workers it starts (on the H100
+        # Triton found no GPU backend in pmpp_v2/vectorsum's workers; idle workers outlive a call)
+        ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
         env = {**os.environ, **ours_env, **(env or {})}
         if spare is not None and wrapper:  # a profiler starts the process it wraps
             spare.discard()
