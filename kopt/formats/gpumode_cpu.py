@@ -5,13 +5,15 @@ A problem's tests reach sizes a CPU cannot check in reasonable time (linalg/eigh
 amd/moe's hidden size 7168 in every test, bioml/trimul's sequences of 1024: their gates ran 6-12
 minutes on a 2-core CPU and were stopped), and what a test costs cannot be read from its
 arguments (a GEMM of 5.6e9 multiply-adds passes in seconds, trimul's 1e8 does not). So it is
-measured: at init, in a process of its own (``survey``, run by kopt.formats.gpumode_workspace),
-each test's ``setup()`` (generate_input and ref_kernel) is timed, cheapest first by an estimate
-(``cost``), until ``TOTAL_S`` are spent; the CPU configs are the tests that took at most
-``PER_CONFIG_S``. A kind of test (a word or flag argument's value: eigh's ``case``, trimul's
-``nomask``) that only slower tests have is kept by its cheapest test with its largest argument
-halved until it runs within ``PER_CONFIG_S``; so is the cheapest test where none does. ``choose``
-(the parent's side) says what was left out or shrunk, one line each.
+measured at init (``survey``, in the process kopt.formats.gpumode_workspace starts for it): each
+test's ``setup()`` (generate_input and ref_kernel) in a process forked for it, killed after
+``LIMIT_S``, cheapest first by an estimate (``cost``) until ``TOTAL_S`` are spent. The CPU configs
+(``choose``) are the tests that took at most ``PER_CONFIG_S``, the fastest first while they take
+``KEPT_S`` together, then the fastest of each kind (a word or flag argument's value: eigh's
+``case``, trimul's ``nomask``) left out. A kind only slower tests have keeps its cheapest test with
+its largest argument halved until it runs within ``PER_CONFIG_S`` (an argument whose halving
+makes setup() fail is structural and stays); so does the cheapest test where none runs within
+it, or the fastest halving found. What was left out or halved is said, one line each.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def halved(spec: dict, fixed: frozenset[str] = frozenset()) -> tuple[str, dict] 
     return key, {**spec, key: (ints[key] + 1) // 2}
 
 
-def _shrunk(setup, spec: dict, fatal: tuple = ()) -> tuple[dict, float] | None:
+def _shrunk(setup, spec: dict) -> tuple[dict, float] | None:
     """``spec`` halved an argument at a time until its setup() runs within ``PER_CONFIG_S``, and
     its seconds; an argument whose halving makes setup() fail is structural (mla-decode's model
     dimension) and is left as it was. Where none gets there, the fastest that ran within
@@ -68,7 +70,7 @@ def _shrunk(setup, spec: dict, fatal: tuple = ()) -> tuple[dict, float] | None:
         step = halved(spec, frozenset(fixed))
         if step is None:
             break
-        s = _timed(setup, step[1], fatal=fatal)
+        s = _timed(setup, step[1])
         if s is None:
             fixed.add(step[0])
             continue
