@@ -19,6 +19,7 @@ it, or the fastest halving found. What was left out or halved is said, one line 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import os
 import select
@@ -115,47 +116,62 @@ class Fatal(Exception):
 
 
 def _timed(setup, spec: dict, limit_s: float = LIMIT_S, fatal: tuple = ()) -> float | None:
-    """setup()'s seconds on ``spec``, in a process forked for it; None where it failed, infinite
-    where it ran over ``limit_s`` and was killed (a test of minutes is not waited for: an alarm in this process
-    waited 60 s for one of moe's single operations to end)."""
+    """setup()'s seconds on ``spec``, in a process forked for it (its own process group, killed
+    with whatever it started); None where it failed or died, infinite where it ran over
+    ``limit_s`` and was killed (a test of minutes is not waited for: an alarm in this process
+    waited 60 s for one of moe's single operations to end). An error of a class in ``fatal`` is
+    raised here as ``Fatal``. Elsewhere than Linux, setup() runs here, without a limit."""
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
-        t0 = time.perf_counter()
-        setup(seed=0, **spec)
-        return round(time.perf_counter() - t0, 3)
+        return _here(setup, spec, fatal)
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the measuring process: its seconds on the pipe, "failed" on an error
         try:
             os.close(r)
+            os.setpgid(0, 0)
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with the survey
             t0 = time.perf_counter()
             setup(seed=0, **spec)
             os.write(w, repr(time.perf_counter() - t0).encode())
         except fatal as e:  # the problem as written cannot be judged: said as it is
-            os.write(w, b"fatal:" + str(e).encode()[:8000])
+            os.write(w, b"fatal:" + str(e).encode()[:4000])
         except BaseException:  # noqa: BLE001 - the problem's own code: this size does not run
             os.write(w, b"failed")
         finally:
             os._exit(0)
     os.close(w)
     try:
-        said = _read_all(r) if select.select([r], [], [], limit_s)[0] else b""
+        said = _read(r, limit_s)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(r)
+    if said is None:
+        return math.inf
     if said.startswith(b"fatal:"):
         raise Fatal(said[len(b"fatal:") :].decode("utf-8", "replace"))
-    if said == b"failed":
+    return None if said in (b"", b"failed") else round(float(said), 3)  # b"": it died without a word
+
+
+def _here(setup, spec: dict, fatal: tuple) -> float | None:
+    t0 = time.perf_counter()
+    try:
+        setup(seed=0, **spec)
+    except fatal as e:
+        raise Fatal(str(e)) from None
+    except Exception:  # noqa: BLE001 - the problem's own code: this size does not run
         return None
-    return round(float(said), 3) if said else math.inf
+    return round(time.perf_counter() - t0, 3)
 
 
-def _read_all(fd: int) -> bytes:
-    out = b""
-    while chunk := os.read(fd, 65536):
-        out += chunk
-    return out
+def _read(fd: int, limit_s: float) -> bytes | None:
+    """What the measuring process wrote before it ended (at most 4 KB, one write), or None where
+    nothing came within ``limit_s``. Not to the pipe's end: a process setup() started may hold it."""
+    if not select.select([fd], [], [], limit_s)[0]:
+        return None
+    return os.read(fd, 8192)
 
 
 def choose(specs: list[dict], said: list[dict]) -> tuple[list[dict], list[str]]:

@@ -112,3 +112,22 @@ def test_an_error_of_the_problem_itself_is_raised_where_it_was_timed():
         assert str(e) == "ref_kernel returns an empty tuple"
     else:
         raise AssertionError("not raised")
+
+
+def test_a_problem_failing_at_every_size_says_its_own_error_at_init(tmp_path, capsys):
+    """Every test's setup() fails here (a GPU library's error): init says that error, not that
+    the tests were slow (a review's finding)."""
+    import shutil
+    from pathlib import Path
+
+    from kopt.cli import main
+
+    src = Path(__file__).parents[1] / "fixtures" / "gpumode" / "pmpp_v2"
+    shutil.copytree(src, tmp_path / "pmpp_v2")
+    ref = tmp_path / "pmpp_v2" / "vectoradd_py" / "reference.py"
+    head = "def generate_input(size: int, seed: int) -> input_t:\n"
+    ref.write_text(ref.read_text().replace(head, head + "    raise RuntimeError('Found no NVIDIA driver')\n", 1))
+    assert main(["init", str(tmp_path / "ws"), "--gpumode", str(ref.parent)]) == 0
+    said = capsys.readouterr().out
+    assert "outputs: not found on this machine (RuntimeError: Found no NVIDIA driver)" in said, said
+    assert "none ran here, halved or not (each failed or took over 2 s)" in said, said
