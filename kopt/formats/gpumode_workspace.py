@@ -187,7 +187,11 @@ def _survey_here(folder: Path, specs: list[dict]) -> tuple[list[dict], list[str]
         raise ProblemError(marked[-1]["problem"])
     kept, notes = gpumode_cpu.choose(specs, said) if said else (specs, [])
     if not kept:
-        kept, notes = specs, ["every test kept on the CPU: none ran here, halved or not (each failed or took over 2 s)"]
+        limit = gpumode_cpu.LIMIT_S
+        kept, notes = (
+            specs,
+            [f"every test kept on the CPU: none ran here, halved or not (each failed or took over {limit:g} s)"],
+        )
     elif notes:
         notes.insert(
             0, "chosen by timing setup() on the machine `kopt init` ran on (its speed and load decide; edit them)"
@@ -299,8 +303,14 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         with _naming_the_users_files(staging / "problem", files, folder):
             _check_problem(staging / "problem", configs, submission)
             small, changed, outputs = _survey_here(staging / "problem", small)
-        doc = {"name": folder.name, "class_by": _class_by(configs), "configs": configs, "cpu_configs": small}
-        doc.update(tolerances=tols, seeds=3)
+        doc = {
+            "name": folder.name,
+            "class_by": _class_by(configs),
+            "configs": configs,
+            "cpu_configs": small,
+            "tolerances": tols,
+            "seeds": 3,
+        }
         head = (
             f"# Made by `kopt init --gpumode` from {folder}.\n"
             "# configs: task.yml's benchmarks, cpu_configs: its tests (each without its seed: kernel-opt draws\n"
