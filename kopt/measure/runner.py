@@ -225,10 +225,15 @@ class Child:
         return _outcome(self.task, rc, timed_out, timeout_s, self.out, records, state, _tail(self.log))
 
     def close(self) -> None:
-        """Kill what is left of the child's group (under a profiler that died, the child itself),
-        then drop its files (the log stays)."""
+        """Kill what is left of the child's group (under a profiler that died, the child itself)
+        and every process its kernel's processes left to this one, then drop its files (the log
+        stays). A judge killed early (SIGTERM, Ctrl-C, an error here) leaves a profiler wrapping a
+        kernel's process: a session of its own, outside the judge's group, whose target dies with
+        the profiler, not with the judge; one stuck importing its kernel held the GPU for good
+        (H200, docs/runs/h200-clock-handover/)."""
         _kill_group(self.proc)
         Child.live.discard(self.proc.pid)
+        reaper.sweep(keep=frozenset(Child.live), since=self.since)
         if self._old_term is not None:
             signal.signal(signal.SIGTERM, self._old_term)
         self._logf.close()

@@ -1,6 +1,7 @@
 """The child process and its time limit (kopt.measure.runner): a hang is killed, interrupted is not
 failed, and no kernel process outlives its run (Linux /proc). Issue 10."""
 
+import contextlib
 import json
 import os
 import signal
@@ -187,6 +188,48 @@ def test_closing_kills_a_released_child_whose_wrapper_died(tiny):
         child.proc.wait()
         assert not _gone(held, timeout=1)
     assert _gone(held)
+
+
+PROFILER = """import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # a subreaper, as Nsight Compute is
+subprocess.Popen(sys.argv[1:], pass_fds=[int(sys.argv[-1])]).wait()
+"""
+
+WRAPPED_JOB = """
+import json, sys
+from kopt.measure import runner
+runner.run_child("correctness", json.loads(sys.argv[1]), timeout_s=600, wrapper=[sys.executable, sys.argv[2]])
+"""
+
+
+def test_no_profiled_kernel_process_outlives_a_terminated_job(tiny, tmp_path):
+    """A profiler wrapping a kernel's process is a session of its own, outside the judge's group,
+    and the process it wraps dies with it, not with the judge. SIGTERM of the job while that
+    process is stuck importing its kernel (not reading its orders): both are gone with the job."""
+    (tmp_path / "profiler.py").write_text(PROFILER)
+    (tmp_path / "stuck.py").write_text("import time\n\ntime.sleep(600)\n")
+    req = {**_reference_request(tiny), "kernel": str(tmp_path / "stuck.py")}
+    job = subprocess.Popen(
+        [sys.executable, "-c", WRAPPED_JOB, json.dumps(req), str(tmp_path / "profiler.py")], cwd=ROOT
+    )
+    profiler = kernel = None
+    try:
+        judge = _wait_for(lambda: _kernel_children(job.pid))[0]
+        profiler = _wait_for(lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+                                      and _ppid(p) == judge and b"profiler.py" in (p / "cmdline").read_bytes()])[0]  # fmt: skip
+        kernel = _wait_for(
+            lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == profiler]
+        )[0]
+        time.sleep(2.0)  # into the kernel's import
+        job.send_signal(signal.SIGTERM)
+        job.wait(timeout=30)
+        assert _gone(profiler) and _gone(kernel), "the profiler or the kernel's process it wraps outlived the job"
+    finally:
+        job.kill()
+        for pid in (profiler, kernel):  # not left behind when it fails
+            if pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def test_a_child_that_dies_before_its_go_is_a_crash(tiny):
