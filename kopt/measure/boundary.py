@@ -31,7 +31,6 @@ from kopt.measure.faults import HarnessFault, KernelFault
 
 # signals that come from outside the kernel (the OOM killer, a user): no verdict, the job fails
 EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-LEAVE_S = 30.0  # how long a profiled process told to leave may take (it calls os._exit: 0.2 ms, H200)
 
 
 def kernel_cache(kernel: str) -> dict[str, str]:
@@ -115,8 +114,6 @@ class KernelProcess:
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.seq, self.loaded, self.target = 0, False, None
-        self.target_since = 0  # when the target started (kopt.measure.reaper.started): its pid, not a reused one
-        self.target_left = False  # it left when told (``leave``): its pid is no longer its
         self.gpu_order = None  # the bound's interprocess events with this process (kopt.measure.bound)
         self.maps_arena = False  # it was given a config's arena (kopt.measure.trial)
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
@@ -161,7 +158,6 @@ class KernelProcess:
         self.sandbox = self.ask(order | extra, timeout_s=300)["sandbox"]
         if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
             self.target = _wrapped_target(self.proc.pid)
-            self.target_since = reaper.started(self.target) if self.target else 0
 
     def ask(
         self,
@@ -237,29 +233,6 @@ class KernelProcess:
             wire.send_pickle(self.sock, {"op": "bye"})
         self.end(grace_s=120.0 if self.wrapped else 2.0, keep=keep)
 
-    def leave(self, keep: frozenset[int] = frozenset(), grace_s: float = LEAVE_S) -> None:
-        """Under a profiler: tell the kernel's process to leave and return once it has, its Python
-        stragglers killed and the kernel's orphans swept, while the profiler writes its report
-        (``end`` waits for that, and for any other process it traced): a process that has left no
-        longer holds Nsight Compute, so the next may launch meanwhile (its front end writing takes
-        0.21-0.24 s after its target left, H200, benchmarks/probes/clock_overlap.py). A target that
-        has not left within ``grace_s`` is a fault, and everything of this process is killed.
-        Without a profiler or a target found, ``finish``."""
-        if not self.wrapped or self.target is None:
-            self.finish(keep)
-            return
-        with contextlib.suppress(OSError):
-            wire.send_pickle(self.sock, {"op": "bye"})
-        deadline = time.monotonic() + grace_s
-        while _alive(self.target, self.target_since):
-            if time.monotonic() >= deadline:
-                self.end(keep=keep)
-                raise KernelFault(f"the kernel's process did not leave within {grace_s:g} s of its order{self._at()}")
-            time.sleep(0.002)
-        self.target_left = True
-        self._kill_stragglers()
-        reaper.sweep(keep=keep | {self.proc.pid})
-
     def end(self, grace_s: float = 0.0, keep: frozenset[int] = frozenset()) -> None:
         """Kill the kernel's process and everything it started; no process of the kernel's remains
         but ``keep`` (other kernel processes of this judge, started beside it, and theirs).
@@ -319,16 +292,6 @@ def _runs(pid: int, executable: str) -> bool:
         return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(executable)
     except OSError:
         return False
-
-
-def _alive(pid: int, since: int) -> bool:
-    """Whether process ``pid``, started at ``since`` (clock ticks since boot), still runs: not
-    ended, not a zombie, not another process that took its pid."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return False
-    return fields[0] != "Z" and int(fields[19]) == since
 
 
 def _wrapped_target(wrapper: int) -> int | None:
