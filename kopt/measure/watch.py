@@ -57,20 +57,36 @@ def holds_gpu(pid: int, majors: set[int] | None = None) -> bool:
     non-dumpable) counts as holding it: the watch fails closed (a review, issue 42)."""
     majors = _gpu_majors() if majors is None else majors
     try:
-        fds = os.listdir(f"/proc/{pid}/fd")
+        listed = _open_files(pid)
     except PermissionError:
         return True
     except OSError:
         return False  # ended
-    for fd in fds:
-        path = f"/proc/{pid}/fd/{fd}"
-        with contextlib.suppress(OSError):
-            if os.readlink(path).startswith(GPU_FILES):
-                return True
-            st = os.stat(path)
-            if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) in majors:
-                return True
+    for folder, fds in listed:
+        for fd in fds:
+            path = f"{folder}/{fd}"
+            with contextlib.suppress(OSError):
+                if os.readlink(path).startswith(GPU_FILES):
+                    return True
+                st = os.stat(path)
+                if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) in majors:
+                    return True
     return False
+
+
+def _open_files(pid: int) -> list[tuple[str, list[str]]]:
+    """The folders listing ``pid``'s open files, each with its entries: the process's own, or where
+    that is empty, each thread's: a process whose main thread alone has exited lists none of its
+    own, while its other threads may hold the GPU (a review, issue 44)."""
+    own = f"/proc/{pid}/fd"
+    fds = os.listdir(own)
+    if fds:
+        return [(own, fds)]
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            out.append((f"/proc/{pid}/task/{tid}/fd", os.listdir(f"/proc/{pid}/task/{tid}/fd")))
+    return out
 
 
 def _name(pid: int) -> str:

@@ -102,3 +102,30 @@ def test_a_profiler_program_run_below_a_kernel_process_is_not_the_profilers(tmp_
         target.kill()
         target.wait()
         reaper.sweep()
+
+
+MAIN_THREAD_LEAVES = r"""
+import ctypes, sys, threading, time
+def worker():
+    time.sleep(0.3)  # once the main thread has exited
+    f = open(sys.argv[1])  # stands in for /dev/nvidia0
+    print("holding", flush=True)
+    time.sleep(30)
+threading.Thread(target=worker).start()
+ctypes.CDLL(None).pthread_exit(None)  # the main thread alone: the process and its worker go on
+"""
+
+
+def test_a_process_whose_main_thread_has_exited_is_still_seen_holding_the_gpu(tmp_path, monkeypatch):
+    """Its own list of open files is empty then; its other threads' lists are read (a review)."""
+    mark = tmp_path / "nvidia0"
+    mark.write_text("")
+    monkeypatch.setattr(watch, "GPU_FILES", (str(mark),))
+    p = subprocess.Popen([sys.executable, "-c", MAIN_THREAD_LEAVES, str(mark)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "holding"
+        assert not os.listdir(f"/proc/{p.pid}/fd"), "the main thread still lists the files: the test proves nothing"
+        assert watch.holds_gpu(p.pid, majors=set())
+    finally:
+        p.kill()
+        p.wait()
