@@ -85,11 +85,10 @@ def run_file(path: Path, sizes: dict | None = None) -> dict:
             target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
             if isinstance(target, ast.Name) and target.id in (sizes or {}):
                 node.value = ast.copy_location(ast.Constant(sizes[target.id]), node.value)
-            elif (
-                isinstance(target, ast.Name) and f"{target.id}_0" in (sizes or {}) and isinstance(node.value, ast.List)
-            ):
+            elif isinstance(target, ast.Name) and f"{target.id}_0" in (sizes or {}) and _written_integers(node.value):
                 items = [ast.Constant(sizes.get(f"{target.id}_{i}", 0)) for i in range(len(node.value.elts))]
-                node.value = ast.fix_missing_locations(ast.copy_location(ast.List(items, ast.Load()), node.value))
+                same = type(node.value)(items, ast.Load())  # a list stays a list, a tuple a tuple
+                node.value = ast.fix_missing_locations(ast.copy_location(same, node.value))
         exec(compile(tree, str(path), "exec"), ns)  # noqa: S102 - the user's own problem file
     except ModuleNotFoundError as e:  # a module the problem needs (level 3's Mamba2: einops)
         raise ProblemError(f"{path}: imports {e.name}, not installed here (pip install {e.name})") from None
@@ -105,18 +104,41 @@ def run_file(path: Path, sizes: dict | None = None) -> dict:
 
 def sizes_of(ns: dict) -> dict[str, int | float]:
     """The module-level numbers, in the order the file defines them: the problem's sizes. A list
-    of integers (level 3's MLP, ``layer_sizes = [16384, 16384]``) gives a size per element,
+    or tuple written as integers (level 3's MLP, ``layer_sizes = [16384, 16384]``; level 1's
+    HingeLoss, ``input_shape = (32768,)``, as wide as its batch) gives a size per element,
     ``layer_sizes_0``, ``layer_sizes_1``, ..., so it is halved as the others are (``run_file``
-    writes the list back from them)."""
+    writes it back from them); one made of other sizes (``bias_shape = (out_features,)``) follows
+    them and is none."""
     out: dict = {}
+    written = _integer_sequences(ns.get("__file__"))
     for k, v in ns.items():
         if k.startswith("_") or isinstance(v, bool):
             continue
         if isinstance(v, (int, float)):
             out[k] = v
-        elif isinstance(v, list) and 0 < len(v) <= 16 and all(_integer(x) for x in v):
+        elif k in written and isinstance(v, (list, tuple)) and 0 < len(v) <= 16 and all(_integer(x) for x in v):
             out.update({f"{k}_{i}": x for i, x in enumerate(v)})
     return out
+
+
+def _integer_sequences(path: str | None) -> set[str]:
+    """The names a file assigns, at its top level, a list or tuple of integers written out."""
+    try:
+        tree = ast.parse(Path(path).read_text(), str(path)) if path else None
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    out = set()
+    for node in tree.body if tree else []:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(target, ast.Name) and _written_integers(node.value):
+            out.add(target.id)
+    return out
+
+
+def _written_integers(node: ast.AST) -> bool:
+    return isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and _integer(e.value) for e in node.elts
+    )
 
 
 def _integer(x) -> bool:

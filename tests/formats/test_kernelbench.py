@@ -258,3 +258,19 @@ def test_a_list_of_sizes_is_halved_element_by_element(tmp_path, capsys):
     assert doc["configs"][0]["layer_sizes_1"] == 16384
     small = doc["cpu_configs"][0]
     assert {"layer_sizes_0", "layer_sizes_1"} <= set(small) and small["layer_sizes_0"] < 16384, small
+
+
+def test_a_tuple_of_sizes_tied_to_another_is_halved_with_it(tmp_path, capsys):
+    """Level 1's 100_HingeLoss: ``input_shape = (32768,)`` is as wide as its batch, and its forward
+    only broadcasts while the two are equal; the tuple was never scaled, so halving the batch broke
+    the forward and init refused it. Its element is a size of its own now, written back as a tuple,
+    halved with the batch; a tuple made of other sizes is none (``bias_shape``)."""
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(KB / "100_HingeLoss.py")]) == 0, (
+        capsys.readouterr().err
+    )
+    doc = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())
+    assert doc["configs"][0]["input_shape_0"] == 32768
+    small = doc["cpu_configs"][0]
+    assert small["input_shape_0"] == small["batch_size"] < 32768, small
+    derived = kw.sizes_of(kw.run_file(KB / "3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py"))
+    assert not any(k.startswith(("bias_shape", "norm_shape")) for k in derived), derived
