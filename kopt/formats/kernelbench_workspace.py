@@ -199,15 +199,54 @@ def _fails_for_real(problem: Problem, cur: dict) -> str | None:
 WIDER = (2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2)  # the tolerances tried, atol = rtol, when KernelBench's fails
 
 
+CHECK_DRAWS = 3  # as many as v0's gate draws (target_doc's seeds): one draw's margin is no other's
+# where those miss KernelBench's tolerance, the draws a wider one is chosen on: a Model whose float32
+# is far from float64 on some draws is so on few (Mamba2ReturnFinalState at its CPU sizes, 300 draws:
+# half within 1.4e-4, 5.7% over 1e-3, 1.3% over 2e-3, the worst 1.04e-2)
+MORE_DRAWS = 16
+
+
 def checkable(problem: Problem, small: dict, source: Path) -> tuple[dict, str]:
     """Whether v0's gate can pass: the Model run twice on the same CPU inputs must agree (else one
-    line: randomness in forward), and its float32 outputs must meet the tolerance against its
-    float64 run; where KernelBench's does not, the least of WIDER it meets twice over is taken and
-    said (none: one line). (tolerances, what to say of them)."""
+    line: randomness in forward), and its float32 outputs must meet the tolerance twice over
+    against its float64 run, on CHECK_DRAWS draws (level 3's Mamba2ReturnFinalState met
+    KernelBench's 1e-4 on its first draw and missed it 4.9-fold on its third); where KernelBench's
+    does not, the least of WIDER it meets so on MORE_DRAWS draws is taken and said (none: one
+    line). (tolerances, what to say of them)."""
+    floats = [pair for seed in range(CHECK_DRAWS) for pair in _against_float64(problem, small, seed, source)]
+    own = TOLERANCES.get(str(floats[0][0].dtype).removeprefix("torch."), TOLERANCES["default"]) if floats else {}
+    if not floats or _met(floats, own["atol"], own["rtol"]):
+        return TOLERANCES, "KernelBench's (fp32 1e-4, fp16/bf16 1e-2)"
+    floats += [
+        pair for seed in range(CHECK_DRAWS, MORE_DRAWS) for pair in _against_float64(problem, small, seed, source)
+    ]
+    met = next((t for t in WIDER if _met(floats, t, t)), None)
+    worst = max(float(((a.double() - e).abs() / (1 + e.abs())).max()) for a, e in floats)  # the atol = rtol it needs
+    if met is None or met < own["atol"]:
+        raise ProblemError(
+            f"{source}: its own float32 forward is up to {worst:.3g} from its float64 run (|a - b| / (1 + |b|)) on "
+            f"the CPU sizes {small}: over 5% apart, nothing checks it"
+        )
+    dtype = str(floats[0][0].dtype).removeprefix("torch.")
+    return {**TOLERANCES, dtype: {"atol": met, "rtol": met}}, (
+        f"{dtype} atol = rtol = {met:g}, not KernelBench's {own['atol']:g}: the Model's own {dtype} forward is up to "
+        f"{worst:.3g} from its float64 run (|a - b| / (1 + |b|)) on the CPU sizes (it meets {met:g} twice over on "
+        f"{MORE_DRAWS} draws)"
+    )
+
+
+def _met(floats: list[tuple[torch.Tensor, torch.Tensor]], atol: float, rtol: float) -> bool:
+    """Every float32 output within half of (atol, rtol) of its float64 run: twice over."""
+    return all(torch.allclose(a.double(), e, rtol=rtol / 2, atol=atol / 2) for a, e in floats)
+
+
+def _against_float64(problem: Problem, small: dict, seed: int, source: Path) -> list[tuple]:
+    """Draw ``seed``'s floating outputs and their float64 run, on the CPU; on the first draw the
+    Model is run twice, and outputs that differ are one line (randomness in forward)."""
     with torch.device("cpu"):
-        inputs = problem.setup(0, **small)["inputs"]
-        first, again = _outputs(problem, inputs), _outputs(problem, inputs)
-        if any(not torch.equal(a, b) for a, b in zip(first, again, strict=True)):
+        inputs = problem.setup(seed, **small)["inputs"]
+        first = _outputs(problem, inputs)
+        if seed == 0 and any(not torch.equal(a, b) for a, b in zip(first, _outputs(problem, inputs), strict=True)):
             raise ProblemError(
                 f"{source}: its Model gives other outputs for the same inputs and weights (randomness in forward: a "
                 "Dropout in training mode, a torch.randn there), so no reference can check it as written: make forward "
@@ -218,24 +257,7 @@ def checkable(problem: Problem, small: dict, source: Path) -> tuple[dict, str]:
             k: v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for k, v in inputs.items()
         }
         exact = _outputs(problem, wide)
-    floats = [(a, e) for a, e in zip(first, exact, strict=True) if a.is_floating_point()]
-    own = TOLERANCES.get(str(floats[0][0].dtype).removeprefix("torch."), TOLERANCES["default"]) if floats else {}
-    if all(torch.allclose(a.double(), e, rtol=own["rtol"], atol=own["atol"]) for a, e in floats):
-        return TOLERANCES, "KernelBench's (fp32 1e-4, fp16/bf16 1e-2)"
-    met = next(
-        (t for t in WIDER if all(torch.allclose(a.double(), e, rtol=t / 2, atol=t / 2) for a, e in floats)), None
-    )
-    worst = max(float((a.double() - e).abs().max()) for a, e in floats)
-    if met is None or met < own["atol"]:
-        raise ProblemError(
-            f"{source}: its own float32 forward differs from its float64 run by up to {worst:.3g} on the CPU sizes "
-            f"{small}: over 5% apart, nothing checks it"
-        )
-    dtype = str(floats[0][0].dtype).removeprefix("torch.")
-    return {**TOLERANCES, dtype: {"atol": met, "rtol": met}}, (
-        f"{dtype} atol = rtol = {met:g}, not KernelBench's {own['atol']:g}: the Model's own {dtype} forward differs "
-        f"from its float64 run by up to {worst:.3g} on the CPU sizes (it meets {met:g} twice over)"
-    )
+    return [(a, e) for a, e in zip(first, exact, strict=True) if a.is_floating_point()]
 
 
 def _outputs(problem: Problem, inputs: dict) -> list[torch.Tensor]:
@@ -265,7 +287,7 @@ def target_doc(name: str, source: Path, sizes: dict, small: dict, tolerances: di
         "configs": [sizes],
         "cpu_configs": [small],
         "tolerances": tolerances,
-        "seeds": 3,
+        "seeds": CHECK_DRAWS,
     }
     return head + yaml.safe_dump(doc, sort_keys=False)
 

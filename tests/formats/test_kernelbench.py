@@ -274,3 +274,17 @@ def test_a_tuple_of_sizes_tied_to_another_is_halved_with_it(tmp_path, capsys):
     assert small["input_shape_0"] == small["batch_size"] < 32768, small
     derived = kw.sizes_of(kw.run_file(KB / "3_ConvTranspose3d_Sum_LayerNorm_AvgPool_GELU.py"))
     assert not any(k.startswith(("bias_shape", "norm_shape")) for k in derived), derived
+
+
+def test_the_tolerance_is_chosen_on_more_draws_than_one(tmp_path, capsys):
+    """Level 3's 49_Mamba2ReturnFinalState (issue 43): its own float32 forward met KernelBench's
+    1e-4 against float64 on init's one draw (0.71 of it) and missed it 4.9-fold on the third, so
+    its v0 failed its gate on fresh draws; init checks as many draws as the gate, each twice over,
+    and where KernelBench's misses, chooses on more. (Not asserted: that v0 then passes every gate.
+    Its error has a long tail, 0.7% of draws over 5e-3 at its CPU sizes, so a rare draw can still
+    miss; `docs/runs/cpu-kernelbench-level3/`.)"""
+    src = KB / "49_Mamba2ReturnFinalState.py"
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 0, capsys.readouterr().err
+    tol = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["tolerances"]["float32"]
+    assert tol["atol"] == tol["rtol"] >= 2e-3, tol
+    assert f"twice over on {kw.MORE_DRAWS} draws" in capsys.readouterr().out
