@@ -288,3 +288,41 @@ def test_the_tolerance_is_chosen_on_more_draws_than_one(tmp_path, capsys):
     tol = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["tolerances"]["float32"]
     assert tol["atol"] == tol["rtol"] >= 2e-3, tol
     assert f"twice over on {kw.MORE_DRAWS} draws" in capsys.readouterr().out
+
+
+KEEPS_STATE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(2 * n, n)
+        self.hidden = torch.zeros(batch_size, n)  # state kept between calls, as level 3's VanillaRNN
+
+    def forward(self, x, h):
+        self.hidden.copy_(h)
+        self.hidden = torch.tanh(self.lin(torch.cat((x, self.hidden), dim=1)))
+        return self.hidden * 2  # a new tensor, as VanillaRNN's h2o(self.hidden)
+
+
+batch_size = 8
+n = 64
+
+
+def get_inputs():
+    return [torch.rand(batch_size, n), torch.rand(batch_size, n)]
+
+
+def get_init_inputs():
+    return [n]
+"""
+
+
+def test_a_model_that_keeps_state_is_checked_draw_after_draw(tmp_path, capsys):
+    """Level 3's 33_VanillaRNN: init's float64 run left a float64 hidden state in the Model it shares
+    with the next draw's float32 run (\"mat1 and mat2 must have the same dtype\"); each float64 run
+    has a Model of its own."""
+    src = tmp_path / "rnn.py"
+    src.write_text(KEEPS_STATE)
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 0, capsys.readouterr().err
