@@ -15,6 +15,8 @@
 #   bash benchmarks/h100_run.sh rebuild  # after `graph`: a dry run with other settings, a stale kernel, no-op reruns
 #                                        (removes .snakemake/metadata: for the GPU machine's copy, not a checkout)
 # Each phase is meant to fit one 10-minute device call; GRAPH_ARGS adds Snakemake arguments.
+# To cut a pytest run short, `timeout -s INT -k 30 ...`: kopt turns SIGTERM into `Interrupted` inside
+# the running test (kopt.measure.runner), so pytest fails that test and goes on (H200, 2026-11-28).
 set -uo pipefail
 phase=${1:-graph}
 source benchmarks/gpu_env.sh
