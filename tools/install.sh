@@ -19,5 +19,5 @@ grep -oE '^ +- [A-Za-z0-9_.-]+==[^ ]+' envs/kopt.yaml | sed 's/^ *- //' | grep -
 .venv/bin/python -m pip install -q --no-compile -c .venv/constraints.txt -e ".[${KOPT_EXTRAS:-test}]" 2>&1 | grep -v "is ignored" || true
 # the bytecode of all that, on every core at once: pip compiles one file at a time (torch alone: 48.6 s
 # installed with it, 15.9 s without, on 2 cores); a file that does not compile (a template) is skipped as pip skips it
-.venv/bin/python -m compileall -q -j 0 .venv/lib/python3*/site-packages > /dev/null 2>&1 || true
+.venv/bin/python -m compileall -q -j "$(nproc 2>/dev/null || echo 1)" "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null 2>&1 || true
 .venv/bin/python -c "import torch, triton, snakemake, kopt" || { echo "tools/install.sh: install failed" >&2; exit 1; }

@@ -122,17 +122,18 @@ def sizes_of(ns: dict) -> dict[str, int | float]:
 
 
 def _integer_sequences(path: str | None) -> set[str]:
-    """The names a file assigns, at its top level, a list or tuple of integers written out."""
+    """The names whose last assignment at a file's top level is a list or tuple of integers written
+    out (one assigned again from other sizes follows them)."""
     try:
         tree = ast.parse(Path(path).read_text(), str(path)) if path else None
     except (OSError, SyntaxError, ValueError):
         return set()
-    out = set()
+    last: dict[str, bool] = {}
     for node in tree.body if tree else []:
         target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
-        if isinstance(target, ast.Name) and _written_integers(node.value):
-            out.add(target.id)
-    return out
+        if isinstance(target, ast.Name):
+            last[target.id] = _written_integers(node.value)
+    return {name for name, written in last.items() if written}
 
 
 def _written_integers(node: ast.AST) -> bool:

@@ -49,6 +49,7 @@ from kopt.workspace.records import ChildEnvelope, checked_request
 
 # signals that come from outside the kernel: the job fails (a rerun retries), no verdict is written
 EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+STOPS = {signal.SIGTERM, signal.SIGINT}  # held while a child is closed: its sweep is not cut short
 
 
 class Interrupted(RuntimeError):
@@ -231,13 +232,19 @@ class Child:
         kernel's process: a session of its own, outside the judge's group, whose target dies with
         the profiler, not with the judge; one stuck importing its kernel held the GPU for good
         (H200, docs/runs/h200-clock-handover/)."""
-        _kill_group(self.proc)
-        Child.live.discard(self.proc.pid)
-        reaper.sweep(keep=frozenset(Child.live), since=self.since)
-        if self._old_term is not None:
-            signal.signal(signal.SIGTERM, self._old_term)
-        self._logf.close()
-        self._tmp.cleanup()
+        main = threading.current_thread() is threading.main_thread()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS) if main else None  # a second Ctrl-C waits
+        try:
+            _kill_group(self.proc)
+            Child.live.discard(self.proc.pid)
+            reaper.sweep(keep=frozenset(Child.live), since=self.since)
+        finally:
+            if self._old_term is not None:
+                signal.signal(signal.SIGTERM, self._old_term)
+            self._logf.close()
+            self._tmp.cleanup()
+            if held is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def __enter__(self) -> Child:
         return self

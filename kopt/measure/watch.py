@@ -75,14 +75,11 @@ def holds_gpu(pid: int, majors: set[int] | None = None) -> bool:
 
 
 def _open_files(pid: int) -> list[tuple[str, list[str]]]:
-    """The folders listing ``pid``'s open files, each with its entries: the process's own, or where
-    that is empty, each thread's: a process whose main thread alone has exited lists none of its
-    own, while its other threads may hold the GPU (a review, issue 44)."""
+    """The folders listing ``pid``'s open files, each with its entries: the process's own and each
+    thread's. A thread may have a file table of its own (``unshare(CLONE_FILES)``), and a process
+    whose main thread alone has exited lists none of its own (reviews, issue 44)."""
     own = f"/proc/{pid}/fd"
-    fds = os.listdir(own)
-    if fds:
-        return [(own, fds)]
-    out = []
+    out = [(own, os.listdir(own))]
     for tid in os.listdir(f"/proc/{pid}/task"):
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             out.append((f"/proc/{pid}/task/{tid}/fd", os.listdir(f"/proc/{pid}/task/{tid}/fd")))

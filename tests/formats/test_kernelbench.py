@@ -326,3 +326,71 @@ def test_a_model_that_keeps_state_is_checked_draw_after_draw(tmp_path, capsys):
     src = tmp_path / "rnn.py"
     src.write_text(KEEPS_STATE)
     assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 0, capsys.readouterr().err
+
+
+ZERO_AND_TWICE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.nn.functional.pad(x, pad) * 2
+
+
+batch_size = 4096
+shape = (1024,)  # assigned again below, from another size: no size of its own
+shape = (batch_size, 64)
+pad = (0, 0)  # a zero is no size to halve
+
+
+def get_inputs():
+    return [torch.rand(*shape)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+SEEDLESS_STATE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.h0 = torch.randn(8, 16)  # drawn without a seed, and no weight
+
+    def forward(self, x):
+        return x + self.h0
+
+
+def get_inputs():
+    return [torch.rand(8, 16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_sizes_halve_to_a_config_with_zeros_and_names_assigned_twice(tmp_path, capsys):
+    """A review: a zero in a tuple of sizes was halved forever (init hung), and a name whose last
+    assignment is made of other sizes gave sizes that changed nothing."""
+    src = tmp_path / "padded.py"
+    src.write_text(ZERO_AND_TWICE)
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) == 0, capsys.readouterr().err
+    small = yaml.safe_load((tmp_path / "ws" / "target.yaml").read_text())["cpu_configs"][0]
+    assert small["pad_0"] == small["pad_1"] == 0 and not any(k.startswith("shape") for k in small), small
+    assert small["batch_size"] < 4096, small
+
+
+def test_a_tensor_drawn_without_a_seed_in_init_is_one_line(tmp_path, capsys):
+    """A review: the reference and v0 each build the Model, so such a tensor differs between them;
+    init says so (it said "float32 over 5% from float64" once each float64 run had its own Model)."""
+    src = tmp_path / "seedless.py"
+    src.write_text(SEEDLESS_STATE)
+    assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) != 0
+    assert "drawn without a seed in __init__" in capsys.readouterr().err

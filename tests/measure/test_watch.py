@@ -129,3 +129,31 @@ def test_a_process_whose_main_thread_has_exited_is_still_seen_holding_the_gpu(tm
     finally:
         p.kill()
         p.wait()
+
+
+OWN_FILE_TABLE = r"""
+import ctypes, os, sys, threading, time
+def worker():
+    ctypes.CDLL(None, use_errno=True).unshare(0x400)  # CLONE_FILES: a file table of this thread's own
+    f = open(sys.argv[1])  # stands in for /dev/nvidia0, in that table only
+    print("holding", flush=True)
+    time.sleep(30)
+threading.Thread(target=worker).start()
+time.sleep(30)
+"""
+
+
+def test_a_thread_with_a_file_table_of_its_own_is_seen_holding_the_gpu(tmp_path, monkeypatch):
+    """A review: the process's own list shows the main thread's table only."""
+    mark = tmp_path / "nvidia0"
+    mark.write_text("")
+    monkeypatch.setattr(watch, "GPU_FILES", (str(mark),))
+    p = subprocess.Popen([sys.executable, "-c", OWN_FILE_TABLE, str(mark)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "holding"
+        own = [os.readlink(f"/proc/{p.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{p.pid}/fd")]
+        assert str(mark) not in own, "the process's own list shows it: the test proves nothing"
+        assert watch.holds_gpu(p.pid, majors=set())
+    finally:
+        p.kill()
+        p.wait()
