@@ -1,6 +1,7 @@
 """The judge's readings of the kernel's process trees (kopt.measure.watch), on the CPU: a marker
 file stands in for the GPU's device file (there is none here)."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -116,19 +117,26 @@ ctypes.CDLL(None).pthread_exit(None)  # the main thread alone: the process and i
 """
 
 
-def test_a_process_whose_main_thread_has_exited_is_still_seen_holding_the_gpu(tmp_path, monkeypatch):
-    """Its own list of open files is empty then; its other threads' lists are read (a review)."""
+@contextlib.contextmanager
+def _holding(tmp_path, monkeypatch, program: str):
+    """``program`` run with a marker file standing in for the GPU's device file, once it holds it."""
     mark = tmp_path / "nvidia0"
     mark.write_text("")
     monkeypatch.setattr(watch, "GPU_FILES", (str(mark),))
-    p = subprocess.Popen([sys.executable, "-c", MAIN_THREAD_LEAVES, str(mark)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, "-c", program, str(mark)], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "holding"
-        assert not os.listdir(f"/proc/{p.pid}/fd"), "the main thread still lists the files: the test proves nothing"
-        assert watch.holds_gpu(p.pid, majors=set())
+        yield p.pid, str(mark)
     finally:
         p.kill()
         p.wait()
+
+
+def test_a_process_whose_main_thread_has_exited_is_still_seen_holding_the_gpu(tmp_path, monkeypatch):
+    """Its own list of open files is empty then; its other threads' lists are read (a review)."""
+    with _holding(tmp_path, monkeypatch, MAIN_THREAD_LEAVES) as (pid, _):
+        assert not os.listdir(f"/proc/{pid}/fd"), "the main thread still lists the files: the test proves nothing"
+        assert watch.holds_gpu(pid, majors=set())
 
 
 OWN_FILE_TABLE = r"""
@@ -145,15 +153,7 @@ time.sleep(30)
 
 def test_a_thread_with_a_file_table_of_its_own_is_seen_holding_the_gpu(tmp_path, monkeypatch):
     """A review: the process's own list shows the main thread's table only."""
-    mark = tmp_path / "nvidia0"
-    mark.write_text("")
-    monkeypatch.setattr(watch, "GPU_FILES", (str(mark),))
-    p = subprocess.Popen([sys.executable, "-c", OWN_FILE_TABLE, str(mark)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert p.stdout.readline().strip() == "holding"
-        own = [os.readlink(f"/proc/{p.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{p.pid}/fd")]
-        assert str(mark) not in own, "the process's own list shows it: the test proves nothing"
-        assert watch.holds_gpu(p.pid, majors=set())
-    finally:
-        p.kill()
-        p.wait()
+    with _holding(tmp_path, monkeypatch, OWN_FILE_TABLE) as (pid, mark):
+        own = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        assert mark not in own, "the process's own list shows it: the test proves nothing"
+        assert watch.holds_gpu(pid, majors=set())
