@@ -133,7 +133,8 @@ def test_an_honest_copy_is_a_tie_and_the_bound_resolves_the_noise_rule(softmax, 
 def test_an_honest_gain_is_kept(softmax, honest, tmp_path):
     """torch.softmax (the example's v0) against the one-pass kernel: kept, its unseen time unchanged."""
     torch_v0 = ("t", *run_version(softmax, ROOT / "examples" / "softmax" / "kernels" / "v0.py", PARAMS, tmp_path))
-    _show(torch_v0[2])
+    _show(torch_v0[2], torch_v0[3])
+    _show(honest[0][2], honest[0][3])
     comps = _fold(softmax, [torch_v0, ("v1", *honest[0][1:])])
     assert comps[1]["decision"] == "keep", comps[1]
     for r in comps[1]["per_class"]:
