@@ -1,15 +1,18 @@
 """Every KernelBench problem of a folder through `kopt init --kernelbench` and v0's (torch eager's)
-correctness gate on the CPU configs it derives: how many import and pass, why each of the rest does
-not, and how long each took. Outside CI (minutes); its table is committed (docs/runs/).
+correctness gate, on the CPU configs it derives or (``--device cuda``) on a GPU at the file's own
+sizes: how many import and pass, why each of the rest does not, and how long each took. Any level's
+folder; outside CI (minutes); its table is committed (docs/runs/).
 
     git clone https://github.com/ScalingIntelligence/KernelBench   # or the device tool's fetch
     python benchmarks/kernelbench_level1.py KernelBench/KernelBench/level1 --out runs/kernelbench-level1
+    python benchmarks/kernelbench_level1.py KernelBench/KernelBench/level3 --device cuda --only 1_MLP,9_ResNet18 --budget 300
 
 Writes OUT/table.md and OUT/table.csv (problem, stage reached, seconds, the one line of a failure).
 """
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -22,10 +25,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("folder", type=Path)
     ap.add_argument("--out", type=Path, default=Path("runs/kernelbench-level1"))
+    ap.add_argument("--device", default="cpu", help="cpu (the derived configs, interpreted) or cuda (the file's own)")
+    ap.add_argument("--only", default="", help="comma-separated problem names (file stems), in that order")
+    ap.add_argument("--budget", type=float, default=None, help="seconds after which no further problem starts")
     a = ap.parse_args()
     files = sorted(a.folder.glob("*.py"), key=lambda p: int(p.stem.split("_")[0]))
-    rows = [gate_row(src.stem, lambda ws, src=src: kw.init(ws, src), a.out) for src in files]
-    write_table(rows, a.out, str(a.folder))
+    if a.only:
+        by_stem = {p.stem: p for p in files}
+        files = [by_stem[n] for n in a.only.split(",")]
+    t0, rows = time.perf_counter(), []
+    for src in files:
+        if a.budget is not None and time.perf_counter() - t0 > a.budget:
+            rows.append({"problem": src.stem, "stage": "not started", "s": 0.0, "why": f"past --budget {a.budget:g} s"})
+            continue
+        rows.append(gate_row(src.stem, lambda ws, src=src: kw.init(ws, src), a.out, a.device))
+    write_table(rows, a.out, str(a.folder), a.device)
 
 
 if __name__ == "__main__":

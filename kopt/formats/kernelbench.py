@@ -236,10 +236,13 @@ class Problem:
 
     def forward(self, model_for, inputs: dict):
         """``model_for(sizes, device)``'s forward on ``inputs``: their weights (buffers copied: a
-        training-mode BatchNorm updates its running statistics) and the arguments by name; output
-        buffers passed by name (a kernel's call: ``out``, ``out0``, ...) are left out."""
+        training-mode BatchNorm updates its running statistics; parameters as tensors of their own
+        over the same memory, so a module that points its weights elsewhere, as nn.LSTM and nn.GRU
+        do on a GPU to flatten them for cuDNN, leaves the caller's tensors on the arena) and the
+        arguments by name; output buffers passed by name (a kernel's call: ``out``, ``out0``, ...)
+        are left out."""
         sizes = {k[len(SIZE) :]: v for k, v in inputs.items() if k.startswith(SIZE)}
-        weights = {k[len(WEIGHT) :].replace("__", "."): v for k, v in inputs.items() if k.startswith(WEIGHT)}
+        weights = {k[len(WEIGHT) :].replace("__", "."): v.detach() for k, v in inputs.items() if k.startswith(WEIGHT)}
         given = [k for k in inputs if not k.startswith((SIZE, WEIGHT)) and not OUTPUT.fullmatch(k)]
         names = self.arg_names(self.namespace(sizes), len(given))
         device = next((t.device for t in inputs.values() if isinstance(t, torch.Tensor)), torch.device("cpu"))

@@ -394,3 +394,52 @@ def test_a_tensor_drawn_without_a_seed_in_init_is_one_line(tmp_path, capsys):
     src.write_text(SEEDLESS_STATE)
     assert main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)]) != 0
     assert "drawn without a seed in __init__" in capsys.readouterr().err
+
+
+REPOINTS_ITS_WEIGHT = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+
+    def forward(self, x):
+        with torch.no_grad():  # what cuDNN's flatten_parameters does to an RNN's weights on a GPU
+            self.lin.weight.set_(self.lin.weight.clone())
+        return self.lin(x)
+
+
+n = 32
+
+
+def get_inputs():
+    return [torch.rand(4, n)]
+
+
+def get_init_inputs():
+    return [n]
+"""
+
+
+def test_each_call_reads_its_own_weights_when_the_model_repoints_them(tmp_path):
+    """nn.LSTM and nn.GRU on a GPU flatten their weights in a forward whose weights changed
+    (torch._cudnn_rnn_flatten_weight: copied into one buffer, each weight tensor pointed at it by
+    set_). Under functional_call those tensors are the call's inputs, views of the arena: once
+    re-pointed, the next draw written into the arena was never read, and on the H200 level 3's
+    GRU, GRUHidden, LSTMHn, LSTMCn and LSTMBidirectional failed their own v0 on 99.9% of elements.
+    Emulated here (the CPU never flattens): the next draw written in place into the same tensors,
+    as the arena gets it, is what the forward reads."""
+    src = tmp_path / "repoints.py"
+    src.write_text(REPOINTS_ITS_WEIGHT)
+    problem = Problem(src)
+    held = problem.inputs(0, n=32)
+    ptrs = {k: t.data_ptr() for k, t in held.items() if isinstance(t, torch.Tensor)}
+    problem.reference(**held)
+    assert {k: t.data_ptr() for k, t in held.items() if isinstance(t, torch.Tensor)} == ptrs
+    nxt = problem.inputs(1, n=32)
+    for k, t in held.items():
+        if isinstance(t, torch.Tensor):
+            t.copy_(nxt[k])
+    assert torch.equal(problem.reference(**held), Problem(src).reference(**nxt))
