@@ -50,7 +50,9 @@ def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu") -
     counts = df["stage"].value_counts().to_dict()
     head = (
         f"{len(df)} problems from {source}: {counts.get('pass', 0)} pass v0's gate on the {device.upper()}, "
-        f"{counts.get('gate', 0)} made a workspace that did not pass, {counts.get('init', 0)} made none; "
+        f"{counts.get('gate', 0)} made a workspace that did not pass, {counts.get('init', 0)} made none"
+        + (f", {counts['not started']} not started" if "not started" in counts else "")
+        + "; "
         f"{df['s'].sum():.0f} s in all.\n\n"
     )
     (out / "table.md").write_text(head + df.to_markdown(index=False) + "\n")
