@@ -216,8 +216,8 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = 
     against its float64 run, on CHECK_DRAWS draws (level 3's Mamba2ReturnFinalState met
     KernelBench's 1e-4 on its first draw and missed it 4.9-fold on its third); where KernelBench's
     does not, the least of WIDER it meets so on MORE_DRAWS draws, and on one draw at the file's own
-    ``sizes`` where the CPU can run them (within STRUCTURE_LIMIT: a tail the CPU sizes never show),
-    is taken and said (none: one line). (tolerances, what to say of them)."""
+    ``sizes`` where this host can run them (``_at_own_sizes``: a tail the CPU sizes never show), is
+    taken and said (none: one line). (tolerances, what to say of them)."""
     floats = [pair for seed in range(CHECK_DRAWS) for pair in _against_float64(problem, small, seed, source)]
     own = TOLERANCES.get(str(floats[0][0].dtype).removeprefix("torch."), TOLERANCES["default"]) if floats else {}
     if not floats or _met(floats, own["atol"], own["rtol"]):
@@ -283,8 +283,6 @@ def _at_own_sizes(problem: Problem, small: dict, sizes: dict | None, source: Pat
         return [], f"{n} elements of inputs and weights, too many for this host"
     try:
         return _float32_and_64(problem, sizes, MORE_DRAWS, source), ""  # not draw 0: randomness was checked
-    except ProblemError:
-        raise
     except Exception as e:  # noqa: BLE001 - the host's limits, not the Model's fault
         return [], f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
 
@@ -303,7 +301,7 @@ def _against_float64(problem: Problem, small: dict, seed: int, source: Path) -> 
         raise
     except Exception as e:  # noqa: BLE001 - the user's Model on a draw of its CPU sizes: one line
         raise ProblemError(
-            f"{source}: its Model fails on draw {seed} of the sizes {small} ({type(e).__name__}: {e})"
+            f"{source}: its Model fails on draw {seed} of the CPU sizes {small} ({type(e).__name__}: {e})"
         ) from None
 
 
