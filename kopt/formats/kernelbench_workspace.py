@@ -14,7 +14,6 @@ nothing is left behind.
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import shutil
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 import torch
 import yaml
 
-from kopt.formats import staged
+from kopt.formats import host_available_bytes, staged
 from kopt.formats.kernelbench import FIXED, TOLERANCES, Problem, ProblemError, run_file, sizes_of
 
 EAGER_META = """parent: null
@@ -262,12 +261,6 @@ FULL_BYTES_PER_ELEMENT = 64  # host memory a float32 and a float64 run take per 
 # weights, with room: level 3's Mamba2 problems peaked at 36-42 (8.6 GB for 203M elements)
 
 
-def free_host_bytes() -> int:
-    """The host's free memory (pages not even in its cache: the cautious figure; formats/ sits
-    below kopt.measure, whose available_bytes reads /proc/meminfo for the references)."""
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
 def _at_own_sizes(problem: Problem, small: dict, sizes: dict | None, source: Path) -> tuple[list[tuple], str]:
     """One draw's float32 and float64 outputs at the file's own sizes, where they are not the CPU's
     and the CPU can run them (inputs and weights within STRUCTURE_LIMIT elements, and
@@ -279,7 +272,7 @@ def _at_own_sizes(problem: Problem, small: dict, sizes: dict | None, source: Pat
     if not sizes or sizes == small:
         return [], ""
     n = _elements(problem, sizes)
-    if n > STRUCTURE_LIMIT or n * FULL_BYTES_PER_ELEMENT > free_host_bytes():
+    if n > STRUCTURE_LIMIT or n * FULL_BYTES_PER_ELEMENT > host_available_bytes():
         return [], f"{n} elements of inputs and weights, too many for this host"
     try:
         return _float32_and_64(problem, sizes, MORE_DRAWS, source), ""  # not draw 0: randomness was checked

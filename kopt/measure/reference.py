@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 
+from kopt.formats import host_available_bytes
 from kopt.measure.device import bytes_equal, poison
 from kopt.measure.faults import KernelFault
 
@@ -414,14 +415,7 @@ def available_bytes(device: str) -> int:
     if device == "cuda":
         free, _ = torch.cuda.mem_get_info()
         return int(free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 1 << 62  # unknown: do not refuse
+    return host_available_bytes()
 
 
 def ran_out_of_memory(e: BaseException) -> bool:

@@ -481,7 +481,7 @@ def test_the_own_sizes_check_refuses_a_tail_and_is_skipped_where_the_host_cannot
     line. Where the host lacks the memory for the file's own sizes (a review: a forward's working
     memory beyond the host's made init refuse a Model the GPU runs), the check is skipped, said."""
     if host_bytes is not None:
-        monkeypatch.setattr(kw, "free_host_bytes", lambda: host_bytes)
+        monkeypatch.setattr(kw, "host_available_bytes", lambda: host_bytes)
     src = tmp_path / "grows.py"
     src.write_text(GROWS_WITH_SIZE)
     code = main(["init", str(tmp_path / "ws"), "--kernelbench", str(src)])
