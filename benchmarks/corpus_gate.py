@@ -19,9 +19,11 @@ PARAMS = {
 }
 
 
-def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "cpu") -> dict:
+def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "cpu", share_gpu: bool = False) -> dict:
     """``init(ws)`` writes the problem's workspace, then v0's gate: the stage reached (init, gate,
-    pass), the seconds, and the one line of a failure. Printed as it ends."""
+    pass), the seconds, and the one line of a failure. Printed as it ends. ``share_gpu``: the GPU
+    availability gate off (kopt.loop.gate), so that several corpus runs check correctness on one GPU
+    at once; nothing is timed here, and the gate would hold each run's GPU for its whole life."""
     t0, slug = time.perf_counter(), name.replace("/", "+")
     ws, gate = out / "ws" / slug, out / "gate" / slug
     row = {"problem": name, "stage": "init", "s": 0.0, "why": ""}
@@ -30,7 +32,7 @@ def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "
         row["stage"] = "gate"
         corr, _ = check_then_time(
             gate, version="v0", target=str(ws / "target.yaml"), kernel=str(ws / "kernels" / "v0.py"),
-            log=str(gate / "steps.log"), params={**PARAMS, "device": device}, time=False,
+            log=str(gate / "steps.log"), params={**PARAMS, "device": device, "gate": {"enabled": not share_gpu}}, time=False,
         )  # fmt: skip
         row["stage"] = "pass" if corr["status"] == "pass" else "gate"
         row["why"] = "" if corr["status"] == "pass" else f"{corr['status']}: {corr.get('error')}"
@@ -42,8 +44,9 @@ def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "
     return row
 
 
-def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu") -> None:
-    """OUT/table.csv and OUT/table.md (a count line, then the rows); the count line printed."""
+def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu", say: bool = True) -> None:
+    """OUT/table.csv and OUT/table.md (a count line, then the rows); the count line printed unless
+    ``say`` is False (a table rewritten after each row, so that a run cut short leaves its rows)."""
     df = pd.DataFrame(rows)
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / "table.csv", index=False)
@@ -56,4 +59,5 @@ def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu") -
         f"{df['s'].sum():.0f} s in all.\n\n"
     )
     (out / "table.md").write_text(head + df.to_markdown(index=False) + "\n")
-    print(head)
+    if say:
+        print(head)

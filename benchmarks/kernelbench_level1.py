@@ -7,6 +7,10 @@ folder; outside CI (minutes); its table is committed (docs/runs/).
     python benchmarks/kernelbench_level1.py KernelBench/KernelBench/level1 --out runs/kernelbench-level1
     python benchmarks/kernelbench_level1.py KernelBench/KernelBench/level3 --device cuda --only 1_MLP,9_ResNet18 --budget 300
 
+Several runs may check one GPU at once with ``--share-gpu`` (each its own ``--only`` and ``--out``):
+the gate is correctness only; without it, kopt's GPU availability gate holds the GPU for the first
+run's whole life and the others wait.
+
 Writes OUT/table.md and OUT/table.csv (problem, stage reached, seconds, the one line of a failure).
 """
 
@@ -28,6 +32,7 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", help="cpu (the derived configs, interpreted) or cuda (the file's own)")
     ap.add_argument("--only", default="", help="comma-separated problem names (file stems), in that order")
     ap.add_argument("--budget", type=float, default=None, help="seconds after which no further problem starts")
+    ap.add_argument("--share-gpu", action="store_true", help="no GPU availability gate: runs in parallel on one GPU")
     a = ap.parse_args()
     files = sorted(a.folder.glob("*.py"), key=lambda p: int(p.stem.split("_")[0]))
     if a.only:
@@ -38,7 +43,8 @@ def main() -> None:
         if a.budget is not None and time.perf_counter() - t0 > a.budget:
             rows.append({"problem": src.stem, "stage": "not started", "s": 0.0, "why": f"past --budget {a.budget:g} s"})
             continue
-        rows.append(gate_row(src.stem, lambda ws, src=src: kw.init(ws, src), a.out, a.device))
+        rows.append(gate_row(src.stem, lambda ws, src=src: kw.init(ws, src), a.out, a.device, a.share_gpu))
+        write_table(rows, a.out, str(a.folder), a.device, say=False)
     write_table(rows, a.out, str(a.folder), a.device)
 
 

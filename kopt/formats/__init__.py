@@ -46,3 +46,16 @@ def host_available_bytes() -> int:
     except OSError:
         pass
     return 1 << 62  # unknown: do not refuse
+
+
+def set_tf32(on: bool) -> None:
+    """torch's TF32 switches (float32 matmuls and convolutions at TF32's 10-bit mantissa, which
+    torch's convolutions use by default): off in the judge's process, for its float32 references
+    (the bound's checks on the GPU, a reference too big for float64); in the kernel's process, off
+    unless target.yaml's ``tf32`` (kopt.inside.serve); off for init's run of a KernelBench Model
+    at its own sizes on a GPU, as v0's gate runs it."""
+    import torch  # here: the formats' other helpers need no torch
+
+    torch.backends.cuda.matmul.allow_tf32 = on
+    torch.backends.cudnn.allow_tf32 = on
+    torch.set_float32_matmul_precision("high" if on else "highest")

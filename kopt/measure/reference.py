@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from kopt.formats import host_available_bytes
+from kopt.formats import host_available_bytes, set_tf32  # noqa: F401 - set_tf32: the judge's processes call it from here
 from kopt.measure.device import bytes_equal, poison
 from kopt.measure.faults import KernelFault
 
@@ -141,16 +141,6 @@ def _tolerance(tol) -> dict | None:
             f"ref.py: setup()'s 'tolerance' must be {{'atol': a, 'rtol': r}}, two numbers >= 0, not {tol!r}"
         )
     return {k: float(v) for k, v in tol.items()}
-
-
-def set_tf32(on: bool) -> None:
-    """torch's TF32 switches (float32 matmuls and convolutions at TF32's 10-bit mantissa, which
-    torch's convolutions use by default): off in the judge's process, for its float32 references
-    (the bound's checks on the GPU, a reference too big for float64); in the kernel's process, off
-    unless target.yaml's ``tf32`` (kopt.inside.serve)."""
-    torch.backends.cuda.matmul.allow_tf32 = on
-    torch.backends.cudnn.allow_tf32 = on
-    torch.set_float32_matmul_precision("high" if on else "highest")
 
 
 def returned_tensors(ret) -> Any:
