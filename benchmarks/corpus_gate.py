@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -21,7 +22,7 @@ PARAMS = {
 
 def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "cpu", share_gpu: bool = False) -> dict:
     """``init(ws)`` writes the problem's workspace, then v0's gate: the stage reached (init, gate,
-    pass), the seconds, and the one line of a failure. Printed as it ends. ``share_gpu``: the GPU
+    pass), the float32 atol init wrote, the seconds, and the one line of a failure. Printed as it ends. ``share_gpu``: the GPU
     availability gate off (kopt.loop.gate), so that several corpus runs check correctness on one GPU
     at once; nothing is timed here, and the gate would hold each run's GPU for its whole life."""
     t0, slug = time.perf_counter(), name.replace("/", "+")
@@ -29,7 +30,7 @@ def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "
     row = {"problem": name, "stage": "init", "s": 0.0, "why": ""}
     try:
         init(ws)
-        row["stage"] = "gate"
+        row["stage"], row["atol"] = "gate", _float32_atol(ws / "target.yaml")
         corr, _ = check_then_time(
             gate, version="v0", target=str(ws / "target.yaml"), kernel=str(ws / "kernels" / "v0.py"),
             log=str(gate / "steps.log"), params={**PARAMS, "device": device, "gate": {"enabled": not share_gpu}}, time=False,
@@ -42,6 +43,12 @@ def gate_row(name: str, init: Callable[[Path], None], out: Path, device: str = "
     row["why"] = " ".join(str(row["why"]).split())[:300]
     print(f"{row['problem']}: {row['stage']} ({row['s']} s) {row['why']}", flush=True)
     return row
+
+
+def _float32_atol(target: Path) -> float | None:
+    """The float32 atol init wrote (a KernelBench workspace's own, or its default); None if none."""
+    tol = (yaml.safe_load(target.read_text()) or {}).get("tolerances") or {}
+    return (tol.get("float32") or tol.get("default") or {}).get("atol")
 
 
 def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu", say: bool = True) -> None:
