@@ -5,6 +5,7 @@ made from the seed and handed to kernels; what cannot be mapped is one line and 
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
@@ -511,7 +512,7 @@ def test_a_model_within_kernelbenchs_tolerance_only_on_its_cpu_sizes_gets_the_on
     on_cpu = kw._float32_and_64
     monkeypatch.setattr(kw, "own_sizes_device", lambda: "cuda")
     monkeypatch.setattr(kw.torch.cuda, "mem_get_info", lambda: (1 << 34, 1 << 34))
-    monkeypatch.setattr(kw.torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(kw, "ProcessPoolExecutor", lambda n, mp_context: ThreadPoolExecutor(n))  # patches hold
     monkeypatch.setattr(kw, "_float32_and_64", lambda *a: on_cpu(*a[:4], "cpu"))
     assert main(["init", str(tmp_path / "gpu"), "--kernelbench", str(src)]) == 0
     said = capsys.readouterr().out
