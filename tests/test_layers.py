@@ -63,6 +63,7 @@ INSIDE_MAY_IMPORT = {
     "kopt.profilers.torchtrace",
     "kopt.workspace.cuda_source",
     "kopt.workspace.target",
+    "kopt.formats",  # set_tf32: torch's TF32 switches, set before the kernel is imported
     "kopt.formats.kernelbench",  # a KernelBench solution's ModelNew, run as its harness runs it
     "kopt.formats.gpumode",  # a gpu-mode submission's custom_kernel, on the problem's packed data
 }

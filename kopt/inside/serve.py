@@ -78,7 +78,7 @@ class Session:
 
             interpreter.install(msg["kernel"])
         kernels.BUILT.update(msg.get("builds") or {})
-        from kopt.measure.reference import set_tf32
+        from kopt.formats import set_tf32
 
         set_tf32(bool(msg.get("tf32")))  # before the kernel is imported
         self.guard = Guard(extra_modules=_own_modules())

@@ -74,12 +74,13 @@ def _spare(task: str):
 
 def _prepare(req: dict, progress: Progress, proc):
     """Choose the device, load ref.py (trusted), then have the kernel's process import the kernel."""
+    from kopt.formats import set_tf32
     from kopt.measure import device as harness
-    from kopt.measure import reference, variants
+    from kopt.measure import variants
 
     device = harness.select_device(req["device"])
     progress.device(device)
-    reference.set_tf32(False)  # the judge's own float32 references (the bound's checks, a float32 fallback)
+    set_tf32(False)  # the judge's own float32 references (the bound's checks, a float32 fallback)
     ref = variants.load_reference(req["ref"])
     _go(req, device, proc)
     return device, ref, proc

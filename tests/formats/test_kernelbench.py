@@ -5,7 +5,6 @@ made from the seed and handed to kernels; what cannot be mapped is one line and 
 from __future__ import annotations
 
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
@@ -481,6 +480,7 @@ def test_the_own_sizes_check_refuses_a_tail_and_is_skipped_where_the_host_cannot
     """Within a wider tolerance on the CPU sizes (n=128), 9% off at the file's own (n=1024): one
     line. Where the host lacks the memory for the file's own sizes (a review: a forward's working
     memory beyond the host's made init refuse a Model the GPU runs), the check is skipped, said."""
+    monkeypatch.setattr(kw, "own_sizes_device", lambda: "cpu")  # the host's memory, also where a GPU is
     if host_bytes is not None:
         monkeypatch.setattr(kw, "host_available_bytes", lambda: host_bytes)
     src = tmp_path / "grows.py"
@@ -501,21 +501,43 @@ def test_a_model_within_kernelbenchs_tolerance_only_on_its_cpu_sizes_gets_the_on
 ):
     """Level 2's Gemm_Divide_Sum_Scaling and level 3's UNetSoftmax met 1e-4 on their CPU sizes and
     missed it on an H200 at their own (21 of 1024 and 477 of 1M elements): where a GPU is here, init
-    runs one draw there for every problem and takes the tolerance that draw meets twice over. The
-    GPU emulated by the CPU (tests/gpu/test_gpu_formats.py runs it for real); with none, it says the
-    file's own sizes were not checked."""
+    runs v0's gate's three draws there for every problem and takes the tolerance they meet twice
+    over. The GPU emulated by the CPU (tests/gpu/test_gpu_formats.py runs it for real); with none,
+    it says the file's own sizes were not checked."""
     src = tmp_path / "mild.py"
     src.write_text(MILD_GROWTH)
+    monkeypatch.setattr(kw, "own_sizes_device", lambda: "cpu")
     assert main(["init", str(tmp_path / "cpu"), "--kernelbench", str(src)]) == 0
     said = capsys.readouterr().out
     assert "KernelBench's (fp32 1e-4" in said and "not checked at the file's own sizes (no GPU here" in said, said
-    on_cpu = kw._float32_and_64
     monkeypatch.setattr(kw, "own_sizes_device", lambda: "cuda")
-    monkeypatch.setattr(kw.torch.cuda, "mem_get_info", lambda: (1 << 34, 1 << 34))
-    monkeypatch.setattr(kw, "ProcessPoolExecutor", lambda n, mp_context: ThreadPoolExecutor(n))  # patches hold
-    monkeypatch.setattr(kw, "_float32_and_64", lambda *a: on_cpu(*a[:4], "cpu"))
+    monkeypatch.setattr(kw, "_in_child", lambda args: kw._worst_at(**{**args, "device": "cpu"}))
     assert main(["init", str(tmp_path / "gpu"), "--kernelbench", str(src)]) == 0
     said = capsys.readouterr().out
-    assert "float32 atol = rtol = 0.005, not KernelBench's 0.0001" in said and "on the GPU)" in said, said
+    assert "float32 atol = rtol = 0.005, not KernelBench's 0.0001" in said, said
+    assert "at the file's own sizes (3 draws, on the GPU)" in said, said
     doc = yaml.safe_load((tmp_path / "gpu" / "target.yaml").read_text())
     assert doc["tolerances"]["float32"] == {"atol": 0.005, "rtol": 0.005}, doc["tolerances"]
+
+
+def test_the_run_at_a_files_own_sizes_in_a_child_process_gives_what_it_gives_here(tmp_path):
+    """On a GPU the draws at the file's own sizes run in a child of their own (init's process keeps
+    no CUDA context): the same figure through the child as here, and a failure there is a reason,
+    not an error."""
+    src = tmp_path / "mild.py"
+    src.write_text(MILD_GROWTH)
+    args = {"path": str(src), "sizes": {"n": 512}, "draws": [16, 17], "source": str(src), "device": "cpu", "n": 0}
+    here = kw._worst_at(**args)
+    assert here[0] > 0 and kw._in_child(args) == here, here
+    worst, why = kw._in_child({**args, "sizes": {"n": "no size"}})
+    assert worst is None and why.startswith("its run failed (") and "Error" in why, why
+
+
+def test_the_worst_gap_follows_allclose_on_nan_and_infinities():
+    """A NaN anywhere is the worst gap (Python's max drops a NaN that is not first); equal
+    infinities are none, as torch.allclose has them."""
+    ok = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0], dtype=torch.float64))
+    nan = (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, 2.0], dtype=torch.float64))
+    inf = (torch.tensor([-float("inf"), 2.0]), torch.tensor([-float("inf"), 2.0], dtype=torch.float64))
+    assert kw._worst([ok, nan]) == kw._worst([nan, ok]) == float("inf") and not kw._met([ok, nan], 5e-2, 5e-2)
+    assert kw._worst([inf, ok]) == 0.0 and kw._met([inf, ok], 1e-4, 1e-4)
