@@ -10,10 +10,11 @@ folder; outside CI (minutes); its table is committed (docs/runs/).
 ``--jobs N`` checks N problems at once on one GPU (N runs of this script with ``--share-gpu``, each
 on every Nth problem; their tables merged): the gate is correctness only; without ``--share-gpu``,
 kopt's GPU availability gate holds the GPU for the first run's whole life and the others wait. On
-an H200 six at once took 217 s for 179 problems; use fewer where init's draws at the files' own sizes
-run too (memory).
+an H200 six runs by hand with ``--share-gpu`` took 217 s for 179 problems, before init checked the
+files' own sizes on the GPU (with it, six ran out of GPU memory: use fewer).
 
-Writes OUT/table.md and OUT/table.csv (problem, stage reached, seconds, the one line of a failure).
+Writes OUT/table.md and OUT/table.csv (problem, stage reached, seconds, the one line of a failure,
+what init said of the tolerance, the gate's atol, worst max_abs and max_rel, its references' precision).
 """
 
 import argparse

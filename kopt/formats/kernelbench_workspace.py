@@ -212,9 +212,10 @@ CHECK_DRAWS = 3  # as many as v0's gate draws (target_doc's seeds): one draw's m
 # is far from float64 on some draws is so on few (Mamba2ReturnFinalState at its CPU sizes, 300 draws:
 # half within 1.4e-4, 5.7% over 1e-3, 1.3% over 2e-3, the worst 1.04e-2)
 MORE_DRAWS = 16
-# the draws at the file's own sizes (not draw 0: randomness was checked): as many as v0's gate draws on a
-# GPU (level 2's Gemm_Divide_Sum_Scaling: one H200 draw met 1e-4 twice over, its gate's three missed
-# it on 1-16 of 1024 elements, outputs near zero out of thousands), one on the CPU (seconds each)
+# the draws at the file's own sizes (not draw 0: randomness was checked): on a GPU as many as v0's gate
+# draws (level 2's Gemm_Divide_Sum_Scaling: on an H200 init's one draw met 1e-4 twice over, while its
+# gate's three missed it on 1-21 of 1024 elements in every run: why is not found, more draws a guess),
+# one on the CPU (seconds each)
 OWN_SIZE_DRAWS = {"cuda": list(range(MORE_DRAWS, MORE_DRAWS + CHECK_DRAWS)), "cpu": [MORE_DRAWS]}
 OWN_SIZE_TIMEOUT_S = 600  # the child running them on a GPU: past this, not checked
 KB_SAID = "KernelBench's (fp32 1e-4, fp16/bf16 1e-2)"
@@ -234,15 +235,14 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = 
         return TOLERANCES, KB_SAID
     dtype = str(floats[0][0].dtype).removeprefix("torch.")
     own = TOLERANCES.get(dtype, TOLERANCES["default"])["atol"]
-    met = own
-    if not _met(floats, own, own):
-        if _met(floats, WIDER[-1], WIDER[-1]):  # else more draws can only miss further
-            floats += [
-                pair for seed in range(CHECK_DRAWS, MORE_DRAWS) for pair in _against_float64(problem, small, seed, source)
-            ]  # fmt: skip
-        met = next((t for t in WIDER if _met(floats, t, t)), None)
     worst = _worst(floats)  # the atol = rtol they need
-    if met is None or met < own:
+    if not _meets(worst, own) and _meets(worst, WIDER[-1]):  # else more draws can only miss further
+        more = [
+            pair for seed in range(CHECK_DRAWS, MORE_DRAWS) for pair in _against_float64(problem, small, seed, source)
+        ]
+        worst = max(worst, _worst(more))
+    met = next((t for t in (own, *WIDER) if _meets(worst, t)), None)
+    if met is None:
         raise ProblemError(
             f"{source}: its own float32 forward is up to {worst:.3g} from its float64 run (|a - b| / (1 + |b|)) on "
             f"the CPU sizes {small}: over 5% apart, nothing checks it"
@@ -252,7 +252,7 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = 
         on_cpu_sizes += f" (it meets {met:g} twice over on {MORE_DRAWS} draws)"
     full_worst, where, unchecked = _at_own_sizes(problem, small, sizes, source, widened=met != own)
     if full_worst is not None:
-        met = next((t for t in (own, *WIDER) if t >= met and full_worst <= t / 2), None)  # twice over, as _met
+        met = next((t for t in (own, *WIDER) if t >= met and _meets(full_worst, t)), None)
         if met is None:
             raise ProblemError(
                 f"{source}: its own float32 forward is up to {full_worst:.3g} from its float64 run "
@@ -273,10 +273,16 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = 
     )
 
 
+def _meets(worst: float, t: float) -> bool:
+    """Twice over: every output within atol = rtol = t / 2 of its float64 run (``worst``: ``_worst``)."""
+    return worst <= t / 2
+
+
 def _worst(floats: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
     """The atol = rtol the float32 outputs need against their float64 run: max |a - b| / (1 + |b|),
-    by torch.allclose's rules (``_met``): equal values are no gap (infinities too), a NaN an
-    infinite one (Python's max would drop a NaN that is not first)."""
+    by torch.allclose's rules (within atol = rtol = x exactly where this is at most x): equal values
+    are no gap (infinities too), a NaN an infinite one (Python's max would drop a NaN that is not
+    first)."""
     gaps = [torch.zeros((), dtype=torch.float64)]
     for a, e in floats:
         a = a.double()
@@ -354,11 +360,6 @@ def _worst_at(path: str, sizes: dict, draws: list, source: str, device: str, n: 
         return None, f"{n} elements of inputs and weights, too many for this GPU's free memory"
     problem = Problem(Path(path))
     return max(_worst(_float32_and_64(problem, sizes, seed, Path(source), device)) for seed in draws), ""
-
-
-def _met(floats: list[tuple[torch.Tensor, torch.Tensor]], atol: float, rtol: float) -> bool:
-    """Every float32 output within half of (atol, rtol) of its float64 run: twice over."""
-    return all(torch.allclose(a.double(), e, rtol=rtol / 2, atol=atol / 2) for a, e in floats)
 
 
 def _against_float64(problem: Problem, small: dict, seed: int, source: Path) -> list[tuple]:

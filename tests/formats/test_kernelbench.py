@@ -535,9 +535,13 @@ def test_the_run_at_a_files_own_sizes_in_a_child_process_gives_what_it_gives_her
 
 def test_the_worst_gap_follows_allclose_on_nan_and_infinities():
     """A NaN anywhere is the worst gap (Python's max drops a NaN that is not first); equal
-    infinities are none, as torch.allclose has them."""
+    infinities are none, as torch.allclose has them; meeting t twice over is allclose at t / 2."""
     ok = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0], dtype=torch.float64))
     nan = (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, 2.0], dtype=torch.float64))
     inf = (torch.tensor([-float("inf"), 2.0]), torch.tensor([-float("inf"), 2.0], dtype=torch.float64))
-    assert kw._worst([ok, nan]) == kw._worst([nan, ok]) == float("inf") and not kw._met([ok, nan], 5e-2, 5e-2)
-    assert kw._worst([inf, ok]) == 0.0 and kw._met([inf, ok], 1e-4, 1e-4)
+    assert kw._worst([ok, nan]) == kw._worst([nan, ok]) == float("inf") and kw._worst([inf, ok]) == 0.0
+    off = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0003], dtype=torch.float64))  # 1e-4 of 1 + |b|
+    for pairs in ([ok, nan], [nan, ok], [inf, ok], [ok, off]):
+        for t in (1e-4, 2e-4, 5e-2):
+            close = all(torch.allclose(a.double(), e, rtol=t / 2, atol=t / 2) for a, e in pairs)
+            assert kw._meets(kw._worst(pairs), t) is close, (pairs, t)

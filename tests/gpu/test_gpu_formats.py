@@ -8,6 +8,7 @@ import json
 import shutil
 
 import pytest
+import torch
 
 from kopt.cli import main
 from tests.helpers import FIXTURES, run_version
@@ -151,9 +152,9 @@ def test_a_model_within_kernelbenchs_tolerance_only_on_its_cpu_sizes_passes_its_
     elements. init runs as many draws as the gate at the file's own sizes on the GPU (TF32 off, as
     v0's gate; one draw met 1e-4 there) and takes the tolerance they meet twice over: v0 passes
     (tests/formats emulates it on the CPU)."""
-    ws = tmp_path / "ws"
+    ws, before = tmp_path / "ws", torch.cuda.is_initialized()
     assert main(["init", str(ws), "--kernelbench", str(KB / "14_Gemm_Divide_Sum_Scaling.py")]) == 0
     said = capsys.readouterr().out
-    print(said)
     assert "at the file's own sizes (3 draws, on the GPU)" in said, said
+    assert torch.cuda.is_initialized() is before  # the draws ran in a child: no CUDA context here
     _passes(ws, ws / "kernels" / "v0.py", run_params, tmp_path / "out", timeout_s=120)
