@@ -311,7 +311,7 @@ def _at_own_sizes(
     problems: 2e-3 on 16 CPU-size draws, their v0 450 of 16.8M elements outside it on an H200 at
     their own sizes; one CPU draw 0.40 off), within STRUCTURE_LIMIT elements and
     FULL_BYTES_PER_ELEMENT of the host's available memory. The CPU's float32 is no guide to the
-    GPU's elsewhere (UNetSoftmax: 1.5e-2 on this CPU, 3.1e-2 on an H200; ResNet101 1.9e-4 and 5e-3).
+    GPU's elsewhere (UNetSoftmax: 1.5e-2 on this CPU, 3.1e-2 on an H200).
     On a GPU they run in a child process (``_in_child``). (the worst, where it ran, why not: None
     where the sizes are the CPU's). A Model that fails there (its working memory beyond the
     device's) is not refused for it: the GPU may run it."""
@@ -337,7 +337,7 @@ def _in_child(args: dict) -> tuple[float | None, str]:
     """``_worst_at(**args)`` in a child process (``python -m kopt.formats.kernelbench_workspace``),
     so that init's process is left with no CUDA context and no cached memory: a process holding
     them makes the GPU availability gate wait (pytest's own, on an H200), and corpus runs sharing a
-    GPU ran out of its memory (one process held 88 GiB). Not multiprocessing's spawn: it re-runs
+    GPU ran out of its memory (processes of 79-89 GiB). Not multiprocessing's spawn: it re-runs
     the caller's main script. Past OWN_SIZE_TIMEOUT_S, or failed: not checked, and why."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the caller's imports
     cmd = [sys.executable, "-m", "kopt.formats.kernelbench_workspace", json.dumps(args)]
