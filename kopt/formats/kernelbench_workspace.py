@@ -100,8 +100,11 @@ def _probe(problem: Problem, sizes: dict) -> dict:
 
 def _elements(problem: Problem, sizes: dict) -> int:
     """Elements of the inputs and the Model's weights at ``sizes``."""
-    got = _probe(problem, sizes)["inputs"]
-    return sum(t.numel() for t in got.values() if isinstance(t, torch.Tensor))
+    return _count(_probe(problem, sizes)["inputs"])
+
+
+def _count(inputs: dict) -> int:
+    return sum(t.numel() for t in inputs.values() if isinstance(t, torch.Tensor))
 
 
 def _runs(problem: Problem, sizes: dict) -> bool:
@@ -221,7 +224,7 @@ OWN_SIZE_TIMEOUT_S = 600  # the child running them on a GPU: past this, not chec
 KB_SAID = "KernelBench's (fp32 1e-4, fp16/bf16 1e-2)"
 
 
-def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = None) -> tuple[dict, str]:
+def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None, n: int) -> tuple[dict, str]:
     """Whether v0's gate can pass: the Model run twice on the same CPU inputs must agree (else one
     line: randomness in forward), and its float32 outputs must meet the tolerance twice over
     against its float64 run, on CHECK_DRAWS draws (level 3's Mamba2ReturnFinalState met
@@ -229,7 +232,8 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = 
     does not, the least of WIDER it meets so on MORE_DRAWS draws. Then the draws at the file's own
     ``sizes`` (``_at_own_sizes``: on a GPU where there is one, for every problem; else on the CPU
     where a wider tolerance was chosen) must meet it twice over too, else the least of WIDER that
-    they do is taken (none: one line). (tolerances, what to say of them)."""
+    they do is taken (none: one line). ``n``: the elements of inputs and weights at ``sizes``.
+    (tolerances, what to say of them)."""
     floats = [pair for seed in range(CHECK_DRAWS) for pair in _against_float64(problem, small, seed, source)]
     if not floats:
         return TOLERANCES, KB_SAID
@@ -250,7 +254,7 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None = 
     on_cpu_sizes = f"up to {worst:.3g} from its float64 run (|a - b| / (1 + |b|)) on the CPU sizes"
     if met != own:
         on_cpu_sizes += f" (it meets {met:g} twice over on {MORE_DRAWS} draws)"
-    full_worst, where, unchecked = _at_own_sizes(problem, small, sizes, source, widened=met != own)
+    full_worst, where, unchecked = _at_own_sizes(problem, small, sizes, source, n, widened=met != own)
     if full_worst is not None:
         met = next((t for t in (own, *WIDER) if t >= met and _meets(full_worst, t)), None)
         if met is None:
@@ -301,7 +305,7 @@ def own_sizes_device() -> str:
 
 
 def _at_own_sizes(
-    problem: Problem, small: dict, sizes: dict | None, source: Path, widened: bool
+    problem: Problem, small: dict, sizes: dict | None, source: Path, n: int, widened: bool
 ) -> tuple[float | None, str, str]:
     """The worst |a - b| / (1 + |b|) of OWN_SIZE_DRAWS at the file's own sizes, where they are not
     the CPU's: on a GPU where there is one (TF32 off, as v0's gate runs: level 2's
@@ -320,7 +324,6 @@ def _at_own_sizes(
     device = own_sizes_device()
     if device == "cpu" and not widened:
         return None, "", "no GPU here: `kopt init` on the GPU's host checks them there"
-    n = _elements(problem, sizes)
     if device == "cpu" and (n > STRUCTURE_LIMIT or n * FULL_BYTES_PER_ELEMENT > host_available_bytes()):
         return None, "", f"{n} elements of inputs and weights, too many for this host"
     draws = OWN_SIZE_DRAWS[device]
@@ -454,7 +457,7 @@ def init(dest: Path, source: Path, check=None) -> list[str]:
         if "outputs" not in got:  # built on the CPU (no forward there): named at the CPU sizes
             with torch.device("cpu"):
                 got["outputs"] = problem.setup(0, **small)["outputs"]
-        tolerances, said = checkable(problem, small, source, sizes)
+        tolerances, said = checkable(problem, small, source, sizes, _count(got["inputs"]))  # probed once
         if not sizes:  # shapes fixed in get_inputs: one config, named by them
             sizes = small = {FIXED: _shapes(got["inputs"])}
         name = source.stem
