@@ -227,6 +227,8 @@ def test_a_model_whose_float32_misses_kernelbenchs_tolerance_gets_the_one_it_mee
     ws = tmp_path / "ws"
     corr, _, _ = run_version(ws, ws / "kernels" / "v0.py", {**run_params, "device": "cpu"}, tmp_path / "out")
     assert corr["status"] == "pass", corr["error"]
+    # the record names the tolerance applied (an H200's said 1e-4 for a config whose output was checked at 1e-2)
+    assert {(c["atol"], c["rtol"]) for c in corr["configs"]} == {(tol["atol"], tol["rtol"])}, corr["configs"]
 
 
 def test_the_cpu_config_cuts_no_structural_size_to_one():
