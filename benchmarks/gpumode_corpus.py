@@ -46,18 +46,20 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/gpumode-corpus"))
     ap.add_argument("--only", default="", help="run the problems whose name contains this (comma: any of these)")
     ap.add_argument("--device", default="cpu", help="cpu (the tests' configs, interpreted) or cuda (the benchmarks')")
+    ap.add_argument("--share-gpu", action="store_true", help="no GPU availability gate: runs in parallel on one GPU")
     a = ap.parse_args()
     for made in ("ws", "gate"):  # an earlier run's workspaces: kopt init writes new ones only
         shutil.rmtree(a.out / made, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         problems = a.source if (a.source / "task.yml").exists() or not (a.source / "HEAD").is_file() else None
         problems = problems or extract(a.source, a.commit, Path(tmp))
-        rows = [
-            gate_row(name, lambda ws, src=yml.parent: gw.init(ws, src, check=_loads), a.out, a.device)
-            for yml in sorted(problems.rglob("task.yml"))
-            if any(o in (name := str(yml.parent.relative_to(problems))) for o in a.only.split(","))
-        ]
-    write_table(rows, a.out, f"{a.source} at {a.commit}", a.device)
+        rows, source = [], f"{a.source} at {a.commit}"
+        for yml in sorted(problems.rglob("task.yml")):
+            if any(o in (name := str(yml.parent.relative_to(problems))) for o in a.only.split(",")):
+                init = lambda ws, src=yml.parent: gw.init(ws, src, check=_loads)  # noqa: E731
+                rows.append(gate_row(name, init, a.out, a.device, a.share_gpu))
+                write_table(rows, a.out, source, a.device, say=False)  # a run cut short leaves its rows
+    write_table(rows, a.out, source, a.device)
 
 
 if __name__ == "__main__":

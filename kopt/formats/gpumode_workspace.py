@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from kopt.formats import gpumode_cpu, princeton, staged
+from kopt.formats import gpumode_cpu, gpumode_precision, princeton, staged
 from kopt.formats.gpumode import Problem, ProblemError, load_reference, on_the_harness_device
 from kopt.formats.gpumode_hardware import unjudgeable
 from kopt.formats.gpumode_tolerance import checks_properties, tolerances
@@ -303,6 +303,9 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         with _naming_the_users_files(staging / "problem", files, folder):
             _check_problem(staging / "problem", configs, submission)
             small, changed, outputs = _survey_here(staging / "problem", small)
+            if not own_check and "computed at run time" not in how:  # else the problem's own check decides
+                tols, at_sizes = gpumode_precision.checked(staging / "problem", configs, tols)
+                how += f"; at the benchmarks' sizes: {at_sizes}"
         doc = {
             "name": folder.name,
             "class_by": _class_by(configs),

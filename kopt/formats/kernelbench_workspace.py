@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 import secrets
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,8 +24,11 @@ from pathlib import Path
 import torch
 import yaml
 
-from kopt.formats import host_available_bytes, set_tf32, staged
+from kopt.formats import host_available_bytes, precision, set_tf32, staged
 from kopt.formats.kernelbench import FIXED, TOLERANCES, Problem, ProblemError, run_file, sizes_of
+from kopt.formats.precision import WIDER
+from kopt.formats.precision import meets as _meets
+from kopt.formats.precision import worst_gap as _worst
 
 EAGER_META = """parent: null
 hypothesis: "Baseline: the problem's own Model in torch eager, as KernelBench times it."
@@ -207,9 +207,6 @@ def _fails_for_real(problem: Problem, cur: dict) -> str | None:
     return None
 
 
-WIDER = (2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2)  # the tolerances tried, atol = rtol, when KernelBench's fails
-
-
 CHECK_DRAWS = 3  # as many as v0's gate draws (target_doc's seeds): one draw's margin is no other's
 # where those miss KernelBench's tolerance, the draws a wider one is chosen on: a Model whose float32
 # is far from float64 on some draws is so on few (Mamba2ReturnFinalState at its CPU sizes, 300 draws:
@@ -220,7 +217,6 @@ MORE_DRAWS = 16
 # gate's three missed it on 1-21 of 1024 elements in every run; on the CPU its draws range from 3.0e-5
 # to 4.6e-4, init and the gate agreeing seed by seed), one on the CPU (seconds each)
 OWN_SIZE_DRAWS = {"cuda": list(range(MORE_DRAWS, MORE_DRAWS + CHECK_DRAWS)), "cpu": [MORE_DRAWS]}
-OWN_SIZE_TIMEOUT_S = 600  # the child running them on a GPU: past this, not checked
 KB_SAID = "KernelBench's (fp32 1e-4, fp16/bf16 1e-2)"
 
 
@@ -280,31 +276,11 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None, n
     )
 
 
-def _meets(worst: float, t: float) -> bool:
-    """Twice over: every output within atol = rtol = t / 2 of its float64 run (``worst``: ``_worst``)."""
-    return worst <= t / 2
-
-
-def _worst(floats: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
-    """The atol = rtol the float32 outputs need against their float64 run: max |a - b| / (1 + |b|),
-    by torch.allclose's rules (within atol = rtol = x exactly where this is at most x): equal values
-    are no gap (infinities too), a NaN an infinite one (Python's max would drop a NaN that is not
-    first)."""
-    gaps = [torch.zeros((), dtype=torch.float64)]
-    for a, e in floats:
-        a = a.double()
-        gap = torch.where(a == e, 0.0, (a - e).abs() / (1 + e.abs())).nan_to_num(nan=math.inf)
-        gaps += [gap.max().cpu()] if gap.numel() else []
-    return float(torch.stack(gaps).max())
-
-
 FULL_BYTES_PER_ELEMENT = 64  # memory a float32 and a float64 run take per element of the inputs and
 # weights, with room: level 3's Mamba2 problems peaked at 36-42 (8.6 GB for 203M elements)
 
 
-def own_sizes_device() -> str:
-    """Where init runs a Model at its own sizes: the GPU its config is for, where there is one."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
+own_sizes_device = precision.gpu_here
 
 
 def _at_own_sizes(
@@ -340,22 +316,8 @@ def _at_own_sizes(
 
 
 def _in_child(args: dict) -> tuple[float | None, str]:
-    """``_worst_at(**args)`` in a child process (``python -m kopt.formats.kernelbench_workspace``),
-    so that init's process is left with no CUDA context and no cached memory: a process holding
-    them makes the GPU availability gate wait (pytest's own, on an H200), and corpus runs sharing a
-    GPU ran out of its memory (processes of 79-89 GiB). Not multiprocessing's spawn: it re-runs
-    the caller's main script. Past OWN_SIZE_TIMEOUT_S, or failed: not checked, and why."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the caller's imports
-    cmd = [sys.executable, "-m", "kopt.formats.kernelbench_workspace", json.dumps(args)]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=OWN_SIZE_TIMEOUT_S, env=env)
-    except subprocess.TimeoutExpired:
-        return None, f"over {OWN_SIZE_TIMEOUT_S} s"
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return None, f"its run failed ({' '.join(last.split())[:120]})"
-    got = json.loads(lines[-1])  # the last line: the problem file may print
+    """``_worst_at(**args)`` in a child process of its own (``precision.in_child``)."""
+    got = precision.in_child("kopt.formats.kernelbench_workspace", args)
     return got["worst"], got["why"]
 
 
