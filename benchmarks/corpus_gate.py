@@ -60,10 +60,10 @@ def _gate_figures(corr: dict) -> dict:
 
 
 def _tolerances_said(said: list[str]) -> str:
-    """What a KernelBench init said of the tolerance it chose (its ``tolerances:`` line, without the
-    v0 it names after it); empty for the other formats."""
-    line = next((x.strip() for x in said if x.strip().startswith("tolerances:")), "")
-    return line.removeprefix("tolerances:").split("; v0:")[0].strip()
+    """What init said of the tolerance it chose (KernelBench's ``tolerances:`` line, gpu-mode's
+    ``tolerance:``, without the v0 it names after it); empty for the other formats."""
+    line = next((x.strip() for x in said if x.strip().startswith(("tolerances:", "tolerance:"))), "")
+    return line.partition(":")[2].split("; v0:")[0].strip()
 
 
 def write_table(rows: list[dict], out: Path, source: str, device: str = "cpu", say: bool = True) -> None:

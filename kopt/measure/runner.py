@@ -305,7 +305,7 @@ def _outcome(
         raise HarnessError(f"kopt: {payload['error']}; the job fails, no verdict was written")
     if rc is not None and rc < 0 and -rc in EXTERNAL:
         raise Interrupted(
-            f"kopt: the kernel process ({task}) was stopped from outside by {signal.Signals(-rc).name}{where} "
+            f"kopt: the judge's process ({task}: kopt.measure.child) was stopped from outside by {signal.Signals(-rc).name}{where} "
             "(the OOM killer, a user or an interrupted run): the job fails so that a rerun measures again; "
             "no verdict was written"
         )

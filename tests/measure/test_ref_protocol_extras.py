@@ -2,6 +2,7 @@
 directly: ``updates`` (a buffer the reference reads, then writes), ``check_outputs`` (outputs
 judged by their properties), the reference at the inputs' own dtypes where float64 cannot run."""
 
+import contextlib
 from types import SimpleNamespace
 
 import pytest
@@ -74,4 +75,45 @@ def test_a_reference_that_cannot_run_in_float64_runs_at_its_inputs_dtypes_and_sa
     ref = SimpleNamespace(setup=bf16_rows, reference=bf16_inside)
     layout, d = reference.probe(ref, {"n": 4}, "cpu", 5)
     plan = reference.place(ref, d, layout, "cpu")
-    assert plan.precision == reference.NATIVE and "float64 failed" in plan.why, plan
+    assert plan.precision == reference.NATIVE and "float64 on cpu failed (" in plan.why and "same dtype" in plan.why, (
+        plan
+    )
+
+
+def test_after_float64_ran_out_of_the_gpus_memory_the_host_is_tried_only_with_room_to_spare(monkeypatch):
+    """gpu-mode's mla-decode on an H200: float64 ran out of the GPU's memory, then ran on the host,
+    grew to 123 GB of 125 and the OOM killer ended the judge (every run, no verdict). After a GPU
+    run out of memory the host needs HOST_AFTER_GPU times what the GPU had; else float32 on the
+    GPU, else the inputs' own dtypes, each reason recorded. (The GPU emulated: its free memory and
+    its running out of it.)"""
+
+    def setup(seed, n=4):
+        return {"inputs": {"a": torch.randn(n, n, generator=torch.Generator().manual_seed(seed))}, "outputs": []}
+
+    ref = SimpleNamespace(setup=setup, reference=lambda a: a * 2)
+    layout, d = reference.probe(ref, {"n": 4}, "cpu", 5)
+    free = {"cuda": 130 * 2**30, "cpu": 125 * 2**30}
+    ran, oom_in = [], set()
+
+    def expected(ref, inputs, layout, plan):
+        ran.append((plan.device, plan.precision))
+        if (plan.device, plan.precision) in oom_in:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 137.00 GiB")
+        return {}
+
+    monkeypatch.setattr(reference, "expected", expected)
+    monkeypatch.setattr(reference, "available_bytes", lambda dev: free[dev])
+    monkeypatch.setattr(reference, "_peak", lambda plan: contextlib.nullcontext())
+    oom_in.add(("cuda", reference.FLOAT64))
+    plan = reference.place(ref, d, layout, "cuda")
+    assert ran == [("cuda", "float64"), ("cuda", "float32")] and plan.precision == reference.FLOAT32, (ran, plan)
+    assert "float64 on cpu needs about 260.0 GiB, 125.0 GiB available" in plan.why, plan.why
+    ran.clear()
+    free["cpu"] = 300 * 2**30  # room to spare: the host is tried
+    assert reference.place(ref, d, layout, "cuda").device == "cpu" and ran[-1] == ("cpu", "float64"), ran
+    ran.clear()
+    free["cpu"] = 125 * 2**30
+    oom_in.add(("cuda", reference.FLOAT32))
+    plan = reference.place(ref, d, layout, "cuda")
+    assert ran[-1] == ("cuda", "native") and plan.precision == reference.NATIVE, (ran, plan)
+    assert "float32 on cuda ran out of memory" in plan.why, plan.why
