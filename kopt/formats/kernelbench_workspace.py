@@ -217,6 +217,10 @@ MORE_DRAWS = 16
 # gate's three missed it on 1-21 of 1024 elements in every run; on the CPU its draws range from 3.0e-5
 # to 4.6e-4, init and the gate agreeing seed by seed), one on the CPU (seconds each)
 OWN_SIZE_DRAWS = {"cuda": list(range(MORE_DRAWS, MORE_DRAWS + CHECK_DRAWS)), "cpu": [MORE_DRAWS]}
+# on a GPU, where those three miss the tolerance chosen so far, MORE_DRAWS in all before a wider one is
+# taken (Gemm_Divide_Sum_Scaling on an H200: init's three up to 2.59e-3, so 1e-2; the gate's three seeds
+# up to 7.58e-3 on the same figure, a margin of 1.3x, not two)
+OWN_SIZE_MORE = list(range(MORE_DRAWS + CHECK_DRAWS, 2 * MORE_DRAWS))
 KB_SAID = "KernelBench's (fp32 1e-4, fp16/bf16 1e-2)"
 
 
@@ -250,7 +254,7 @@ def checkable(problem: Problem, small: dict, source: Path, sizes: dict | None, n
     on_cpu_sizes = f"up to {worst:.3g} from its float64 run (|a - b| / (1 + |b|)) on the CPU sizes"
     if met != own:
         on_cpu_sizes += f" (it meets {met:g} twice over on {MORE_DRAWS} draws)"
-    full_worst, where, unchecked = _at_own_sizes(problem, small, sizes, source, n, widened=met != own)
+    full_worst, where, unchecked = _at_own_sizes(problem, small, sizes, source, n, met, widened=met != own)
     if full_worst is not None:
         met = next((t for t in (own, *WIDER) if t >= met and _meets(full_worst, t)), None)
         if met is None:
@@ -284,7 +288,7 @@ own_sizes_device = precision.gpu_here
 
 
 def _at_own_sizes(
-    problem: Problem, small: dict, sizes: dict | None, source: Path, n: int, widened: bool
+    problem: Problem, small: dict, sizes: dict | None, source: Path, n: int, met: float, widened: bool
 ) -> tuple[float | None, str, str]:
     """The worst |a - b| / (1 + |b|) of OWN_SIZE_DRAWS at the file's own sizes, where they are not
     the CPU's: on a GPU where there is one (TF32 off, as v0's gate runs: level 2's
@@ -295,7 +299,8 @@ def _at_own_sizes(
     their own sizes; one CPU draw 0.40 off), within STRUCTURE_LIMIT elements and
     FULL_BYTES_PER_ELEMENT of the host's available memory. The CPU's float32 is no guide to the
     GPU's elsewhere (UNetSoftmax: 1.5e-2 on this CPU, 3.1e-2 on an H200).
-    On a GPU they run in a child process (``_in_child``). (the worst, where it ran, why not: None
+    On a GPU they run in a child process (``_in_child``), and where they do not meet ``met`` (the
+    tolerance chosen so far) twice over, OWN_SIZE_MORE draws more. (the worst, where it ran, why not: None
     where the sizes are the CPU's). A Model that fails there (its working memory beyond the
     device's) is not refused for it: the GPU may run it."""
     if not sizes or sizes == small:
@@ -311,6 +316,10 @@ def _at_own_sizes(
         worst, why = _worst_at(**args) if device == "cpu" else _in_child(args)
     except Exception as e:  # noqa: BLE001 - the device's limits, not the Model's fault
         worst, why = None, f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
+    if device == "cuda" and worst is not None and not _meets(worst, met):
+        more, _ = _in_child({**args, "draws": OWN_SIZE_MORE})  # failed: the three stand
+        if more is not None:
+            worst, draws = max(worst, more), draws + OWN_SIZE_MORE
     where = f"{len(draws)} draw{'s' * (len(draws) > 1)}, on the {device.replace('cuda', 'GPU').upper()}"
     return worst, "" if worst is None else where, why
 
