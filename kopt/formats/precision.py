@@ -26,13 +26,14 @@ def meets(worst: float, t: float) -> bool:
 
 def worst_gap(floats: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
     """The atol = rtol the outputs need against their float64 run: max |a - b| / (1 + |b|),
-    by torch.allclose's rules (within atol = rtol = x exactly where this is at most x): equal values
-    are no gap (infinities too), a NaN an infinite one (Python's max would drop a NaN that is not
-    first)."""
+    by the gate's rules (torch.isclose with equal_nan: within atol = rtol = x exactly where this is
+    at most x): equal values are no gap (infinities and NaNs on both sides too), a NaN on one side
+    an infinite one (Python's max would drop a NaN that is not first)."""
     gaps = [torch.zeros((), dtype=torch.float64)]
     for a, e in floats:
         a = a.double()
-        gap = torch.where(a == e, 0.0, (a - e).abs() / (1 + e.abs())).nan_to_num(nan=math.inf)
+        same = (a == e) | (a.isnan() & e.isnan())
+        gap = torch.where(same, 0.0, (a - e).abs() / (1 + e.abs())).nan_to_num(nan=math.inf)
         gaps += [gap.max().cpu()] if gap.numel() else []
     return float(torch.stack(gaps).max())
 

@@ -388,15 +388,15 @@ class Placement:
 
 def _bytes_at(d: Draw, layout: Layout, precision: str) -> int:
     """Memory the converted inputs and the outputs take at ``precision`` (floats only change)."""
-    item = 8 if precision == FLOAT64 else 4
+    item = {FLOAT64: 8, FLOAT32: 4}.get(precision)  # None: the inputs' own dtypes (NATIVE)
     total = 0
     for t in d.tensors().values():
-        total += t.numel() * (item if _is_float(t) else t.element_size())
+        total += t.numel() * (item if item and _is_float(t) else t.element_size())
     for o in layout.outputs:
-        n = 1
+        n, dt = 1, getattr(torch, o.dtype)
         for s in o.shape:
             n *= s
-        total += n * (item if getattr(torch, o.dtype).is_floating_point else getattr(torch, o.dtype).itemsize)
+        total += n * (item if item and dt.is_floating_point else dt.itemsize)
     return total
 
 
@@ -417,18 +417,19 @@ def ran_out_of_memory(e: BaseException) -> bool:
 
 def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Placement:
     """Float64 on the device when it fits; else float64 on the host; else float32 (tolerances
-    widened by FLOAT32_REFERENCE_RTOL); one that cannot run in either, or fits nowhere so, at its
-    inputs' own dtypes (``_native``). ``limit_bytes`` (0: free memory) caps what it may take.
+    widened by FLOAT32_REFERENCE_RTOL); one that cannot run in either (not for want of memory) at
+    its inputs' own dtypes (``_native``), as is one that ran out of the GPU's memory in both where
+    its inputs' own dtypes take less. ``limit_bytes`` (0: free memory) caps what it may take.
     The host cannot catch running out of memory (the kernel's OOM killer ends the judge), so float64
     goes there only with three times its inputs and outputs, and, after float64 ran out of the
-    GPU's memory, with HOST_AFTER_GPU times what the GPU had: its working memory is beyond its
-    inputs and outputs (gpu-mode's mla-decode on an H200: its float64 run on the host grew to
+    GPU's memory, with HOST_AFTER_GPU times the GPU's whole memory: its working memory is beyond
+    its inputs and outputs (gpu-mode's mla-decode on an H200: its float64 run on the host grew to
     123 GB of the host's 125 and the judge was killed, in every run)."""
     plans = [(device, FLOAT64)] + ([("cpu", FLOAT64)] if device != "cpu" else []) + [(device, FLOAT32)]
-    tried, gpu_had = [], 0
+    tried, gpu_ran_out = [], False
     for dev, prec in plans:
         need = _bytes_at(d, layout, prec) * (3 if dev == "cpu" else 1)
-        need = max(need, HOST_AFTER_GPU * gpu_had) if dev == "cpu" else need
+        need = max(need, HOST_AFTER_GPU * total_bytes("cuda")) if dev == "cpu" and gpu_ran_out else need
         have = min(limit_bytes, available_bytes(dev)) if limit_bytes else available_bytes(dev)
         if need > have:
             tried.append(f"{prec} on {dev} needs about {human_bytes(need)}, {human_bytes(have)} available")
@@ -444,17 +445,21 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
                 return _native(ref, d, layout, device, e, "; ".join(tried))
             tried.append(f"{prec} on {dev} ran out of memory ({human_bytes(have)} available)")
             if dev == "cuda":
-                gpu_had = max(gpu_had, have)
+                gpu_ran_out = True
                 torch.cuda.empty_cache()
     nowhere = KernelFault(f"ref.py: reference() does not fit anywhere: {'; '.join(tried)}")
-    if not any("ran out of memory" in t for t in tried):  # none fits the memory it may take (limit_bytes)
-        raise nowhere
-    # where it ran out of memory: as gpu-mode's eval runs it, in the inputs' own dtypes (bfloat16: a
-    # quarter of float64's memory)
-    return _native(ref, d, layout, device, nowhere, "; ".join(tried))
+    # as gpu-mode's eval runs it, in the inputs' own dtypes, where those take less than float32 (bfloat16)
+    if gpu_ran_out and device == "cuda" and _bytes_at(d, layout, NATIVE) < _bytes_at(d, layout, FLOAT32):
+        return _native(ref, d, layout, device, nowhere, "; ".join(tried))
+    raise nowhere
 
 
-HOST_AFTER_GPU = 2  # float64 on the host after it ran out of the GPU's memory: twice what the GPU had
+HOST_AFTER_GPU = 2  # float64 on the host after it ran out of the GPU's memory: twice the GPU's whole memory
+
+
+def total_bytes(device: str) -> int:
+    """The GPU's whole memory (not what is free: another process may hold the rest for now)."""
+    return int(torch.cuda.mem_get_info()[1]) if device == "cuda" else host_available_bytes()
 
 
 def _native(ref, d: Draw, layout: Layout, device: str, failed: Exception, tried: str) -> Placement:

@@ -551,8 +551,10 @@ def test_the_worst_gap_follows_allclose_on_nan_and_infinities():
     nan = (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, 2.0], dtype=torch.float64))
     inf = (torch.tensor([-float("inf"), 2.0]), torch.tensor([-float("inf"), 2.0], dtype=torch.float64))
     assert kw._worst([ok, nan]) == kw._worst([nan, ok]) == float("inf") and kw._worst([inf, ok]) == 0.0
+    both = (torch.tensor([1.0, float("nan")]), torch.tensor([1.0, float("nan")], dtype=torch.float64))
+    assert kw._worst([both, ok]) == 0.0  # NaN where float64 has NaN: the gate's equal_nan
     off = (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0003], dtype=torch.float64))  # 1e-4 of 1 + |b|
-    for pairs in ([ok, nan], [nan, ok], [inf, ok], [ok, off]):
+    for pairs in ([ok, nan], [nan, ok], [inf, ok], [ok, off], [both, ok]):
         for t in (1e-4, 2e-4, 5e-2):
-            close = all(torch.allclose(a.double(), e, rtol=t / 2, atol=t / 2) for a, e in pairs)
+            close = all(torch.allclose(a.double(), e, rtol=t / 2, atol=t / 2, equal_nan=True) for a, e in pairs)
             assert kw._meets(kw._worst(pairs), t) is close, (pairs, t)
