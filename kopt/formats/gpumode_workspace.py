@@ -26,7 +26,7 @@ import yaml
 from kopt.formats import gpumode_cpu, gpumode_precision, princeton, staged
 from kopt.formats.gpumode import Problem, ProblemError, load_reference, on_the_harness_device
 from kopt.formats.gpumode_hardware import unjudgeable
-from kopt.formats.gpumode_tolerance import checks_properties, tolerances
+from kopt.formats.gpumode_tolerance import checks_properties, run_time_callees, tolerances
 
 REF = '''"""gpu-mode problem {name}, made into a kernel-opt reference by `kopt init --gpumode`: problem/
 holds its files, verbatim; kopt.formats.gpumode says how its specs, data and output reach setup()
@@ -303,7 +303,7 @@ def init(dest: Path, folder: Path, check=None) -> list[str]:
         with _naming_the_users_files(staging / "problem", files, folder):
             _check_problem(staging / "problem", configs, submission)
             small, changed, outputs = _survey_here(staging / "problem", small)
-            if not own_check and "computed at run time" not in how:  # else the problem's own check decides
+            if not own_check and not run_time_callees(files["reference.py"]):  # else the problem's own check decides
                 tols, at_sizes = gpumode_precision.checked(staging / "problem", configs, tols)
                 how += f"; at the benchmarks' sizes: {at_sizes}"
         doc = {

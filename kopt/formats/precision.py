@@ -25,17 +25,19 @@ def meets(worst: float, t: float) -> bool:
 
 
 def worst_gap(floats: list[tuple[torch.Tensor, torch.Tensor]]) -> float:
-    """The atol = rtol the outputs need against their float64 run: max |a - b| / (1 + |b|),
-    by the gate's rules (torch.isclose with equal_nan: within atol = rtol = x exactly where this is
-    at most x): equal values are no gap (infinities and NaNs on both sides too), a NaN on one side
-    an infinite one (Python's max would drop a NaN that is not first)."""
-    gaps = [torch.zeros((), dtype=torch.float64)]
-    for a, e in floats:
-        a = a.double()
-        same = (a == e) | (a.isnan() & e.isnan())
-        gap = torch.where(same, 0.0, (a - e).abs() / (1 + e.abs())).nan_to_num(nan=math.inf)
-        gaps += [gap.max().cpu()] if gap.numel() else []
-    return float(torch.stack(gaps).max())
+    """The atol = rtol the outputs need against their float64 run: max |a - b| / (1 + |b|)."""
+    return max((worst_ratio(a, e, 1.0, 1.0) for a, e in floats), default=0.0)
+
+
+def worst_ratio(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> float:
+    """max |a - b| / (atol + rtol |b|) of ``a`` against its float64 run ``e``, by the gate's rules
+    (torch.isclose with equal_nan: within (atol, rtol) exactly where this is at most 1): equal values
+    are no gap (infinities and NaNs on both sides too), a NaN on one side an infinite one (Python's
+    max would drop a NaN)."""
+    a = a.double()
+    same = (a == e) | (a.isnan() & e.isnan())
+    ratio = torch.where(same, 0.0, (a - e).abs() / (atol + rtol * e.abs())).nan_to_num(nan=math.inf)
+    return float(ratio.max()) if ratio.numel() else 0.0
 
 
 def gpu_here() -> str:

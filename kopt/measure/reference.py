@@ -429,7 +429,7 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
     tried, gpu_ran_out = [], False
     for dev, prec in plans:
         need = _bytes_at(d, layout, prec) * (3 if dev == "cpu" else 1)
-        need = max(need, HOST_AFTER_GPU * total_bytes("cuda")) if dev == "cpu" and gpu_ran_out else need
+        need = max(need, HOST_AFTER_GPU * gpu_total_bytes()) if dev == "cpu" and gpu_ran_out else need
         have = min(limit_bytes, available_bytes(dev)) if limit_bytes else available_bytes(dev)
         if need > have:
             tried.append(f"{prec} on {dev} needs about {human_bytes(need)}, {human_bytes(have)} available")
@@ -457,9 +457,9 @@ def place(ref, d: Draw, layout: Layout, device: str, limit_bytes: int = 0) -> Pl
 HOST_AFTER_GPU = 2  # float64 on the host after it ran out of the GPU's memory: twice the GPU's whole memory
 
 
-def total_bytes(device: str) -> int:
+def gpu_total_bytes() -> int:
     """The GPU's whole memory (not what is free: another process may hold the rest for now)."""
-    return int(torch.cuda.mem_get_info()[1]) if device == "cuda" else host_available_bytes()
+    return int(torch.cuda.mem_get_info()[1])
 
 
 def _native(ref, d: Draw, layout: Layout, device: str, failed: Exception, tried: str) -> Placement:

@@ -103,7 +103,7 @@ def test_after_float64_ran_out_of_the_gpus_memory_the_host_is_tried_only_with_ro
 
     monkeypatch.setattr(reference, "expected", expected)
     monkeypatch.setattr(reference, "available_bytes", lambda dev: free[dev])
-    monkeypatch.setattr(reference, "total_bytes", lambda dev: 141 * 2**30)
+    monkeypatch.setattr(reference, "gpu_total_bytes", lambda: 141 * 2**30)
     monkeypatch.setattr(reference, "_peak", lambda plan: contextlib.nullcontext())
     layout, d = reference.probe(ref, {"n": 4}, "cpu", 5)
     oom_in.add(("cuda", reference.FLOAT64))
