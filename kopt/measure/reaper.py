@@ -19,7 +19,7 @@ import signal
 import time
 from pathlib import Path
 
-PR_SET_CHILD_SUBREAPER = 36
+PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
 
 
 def become_subreaper() -> bool:
@@ -28,6 +28,12 @@ def become_subreaper() -> bool:
         return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def die_with_parent() -> None:
+    """SIGKILL for this process when the one that started it (its parent now) dies (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _parents() -> dict[int, int]:

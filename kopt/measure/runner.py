@@ -28,7 +28,6 @@ the job.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import signal
@@ -42,7 +41,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kopt.measure import reaper
+from kopt.measure import reaper, zygote
 from kopt.measure.child import KERNEL_TASKS, go_path
 from kopt.measure.faults import HARNESS_EXIT
 from kopt.workspace.records import ChildEnvelope, checked_request
@@ -126,12 +125,6 @@ def _describe_exit(rc: int) -> str:
             name = f"signal {-rc}"
         return f"the process was killed by {name}"
     return f"the process exited with code {rc}"
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGKILL when the process that started it dies (Linux)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _snakemake_pid() -> int | None:
@@ -222,7 +215,7 @@ class Child:
         rc, timed_out = _watch(self.proc, self.prog, records, state, (timeout_s, startup_timeout_s), self.snakemake)
         Child.live.discard(self.proc.pid)
         # a judge killed here (a hang) leaves its kernel's processes to this one: none outlives it
-        reaper.sweep(keep=frozenset(Child.live), since=self.since)
+        reaper.sweep(keep=frozenset(Child.live) | zygote.pids(), since=self.since)
         return _outcome(self.task, rc, timed_out, timeout_s, self.out, records, state, _tail(self.log))
 
     def close(self) -> None:
@@ -237,7 +230,7 @@ class Child:
         try:
             _kill_group(self.proc)
             Child.live.discard(self.proc.pid)
-            reaper.sweep(keep=frozenset(Child.live), since=self.since)
+            reaper.sweep(keep=frozenset(Child.live) | zygote.pids(), since=self.since)
         finally:
             if self._old_term is not None:
                 signal.signal(signal.SIGTERM, self._old_term)
@@ -275,10 +268,15 @@ def run_child(
 
 def _start(task: str, paths: list[str], logf, env: dict[str, str] | None, wrapper: list[str] | None):
     """The child process, in its own session (process group), its output to ``logf``; it dies
-    with this process (``_die_with_parent``)."""
+    with this process (``reaper.die_with_parent``). Forked by this process's zygote where
+    ``zygote.wanted`` (no GPU on the machine), else started afresh."""
     child_env = dict(os.environ)
     child_env.update(env or {})
     child_env["PYTHONUNBUFFERED"] = "1"
+    if zygote.wanted(wrapper):
+        forked = zygote.start_judge([task, *paths], child_env, logf.fileno())
+        if forked is not None:
+            return forked
     return subprocess.Popen(
         [*(wrapper or []), sys.executable, "-m", "kopt.measure.child", task, *paths],
         stdout=logf,
@@ -286,7 +284,7 @@ def _start(task: str, paths: list[str], logf, env: dict[str, str] | None, wrappe
         stdin=subprocess.DEVNULL,
         env=child_env,
         start_new_session=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=reaper.die_with_parent,
     )
 
 

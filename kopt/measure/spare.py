@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kopt.measure import wire
+from kopt.measure import reaper, wire
 
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
+_PR_SET_DUMPABLE = 4
 
 
 def wanted() -> bool:
@@ -114,29 +114,13 @@ def _become_kernel(sock: socket.socket) -> None:
     code = 1
     try:
         os.setsid()
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-            libc.prctl(_PR_SET_DUMPABLE, 1)  # as after an exec (the judge keeps itself undumpable)
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGPIPE else signal.SIG_IGN)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        reaper.die_with_parent()
         try:
             env = wire.recv_pickle(sock)["env"]  # the judge's first message (kopt.measure.wire)
         except wire.ChannelClosed:  # the judge did not need it
             os._exit(0)
-        os.environ.clear()
-        os.environ.update(env)
-        tempfile.tempdir = None  # TMPDIR is the kernel's scratch folder now
-        if env.get("PYTHONUNBUFFERED"):
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(AttributeError, ValueError):
-                    stream.reconfigure(line_buffering=True, write_through=True)
         fd = sock.detach()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.closerange(3, fd)
-        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX"))
+        as_started_afresh(env, keep=fd)
         sys.argv = [str(Path(__file__).resolve().parents[1] / "inside" / "__main__.py"), str(fd)]
         # what `python -m kopt.inside FD` runs, by name as on that command line: the judge's modules
         # never import the kernel's side (tests/test_layers.py); it ends the process
@@ -147,3 +131,30 @@ def _become_kernel(sock: socket.socket) -> None:
 
             traceback.print_exc()
     os._exit(code)
+
+
+def as_started_afresh(env: dict[str, str], keep: int | None = None, output: int | None = None) -> None:
+    """In a forked process that made a session of its own (``os.setsid``): what
+    ``Popen(start_new_session=True, stdin=DEVNULL, env=env)`` and an exec would give besides
+    (dumpable, default signal handlers, ``env`` as its whole environment, no descriptor but 0-2 and
+    ``keep``), its output and errors to ``output`` if given."""
+    with contextlib.suppress(OSError, AttributeError):  # as after an exec (a judge keeps itself undumpable)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 1)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL if sig != signal.SIGPIPE else signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # TMPDIR is the new environment's
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    for std in (1, 2) if output is not None else ():
+        os.dup2(output, std)
+    top = os.sysconf("SC_OPEN_MAX")
+    os.closerange(3, keep if keep is not None else top)
+    if keep is not None:
+        os.closerange(keep + 1, top)
+    if env.get("PYTHONUNBUFFERED"):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(AttributeError, ValueError):
+                stream.reconfigure(line_buffering=True, write_through=True)
