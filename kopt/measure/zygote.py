@@ -73,9 +73,11 @@ class Zygote:
         gave up (the zygote hung, died) never runs its task: its go never comes."""
         wait, go = os.pipe()
         try:
-            req = {"argv": argv, "env": env, "cwd": os.getcwd(), "asker": os.getpid()}
-            wire.send_pickle(self.sock, req, [log_fd, wait])
-            os.close(wait)
+            try:
+                req = {"argv": argv, "env": env, "cwd": os.getcwd(), "asker": os.getpid()}
+                wire.send_pickle(self.sock, req, [log_fd, wait])
+            finally:
+                os.close(wait)
             # the first answer waits for the zygote's imports; past the judge's own start-up limit
             # (kopt.measure.runner) it is taken for hung
             judge = spare.Forked(pickle.loads(wire.recv_body(self.sock, STARTUP_S))["pid"])
@@ -83,8 +85,6 @@ class Zygote:
             return judge
         finally:
             os.close(go)
-            with contextlib.suppress(OSError):
-                os.close(wait)
 
     def close(self) -> None:
         self.sock.close()
