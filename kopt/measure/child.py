@@ -434,7 +434,7 @@ def main(argv: list[str]) -> None:
     spare = _spare(task)  # before anything of the request is in this process's memory
     with open(req_path) as f:
         req = json.load(f)
-    _keep_to_itself()
+    keep_to_itself()
     code, proc = 0, None
     try:
         proc = _start_kernel(task, req, spare)
@@ -460,7 +460,7 @@ def main(argv: list[str]) -> None:
     os._exit(code)
 
 
-def _keep_to_itself() -> None:
+def keep_to_itself() -> None:
     """No other process of this user may trace or read this one (PR_SET_DUMPABLE 0; Linux)."""
     import ctypes
 

@@ -12,8 +12,9 @@ what it leaves as for a judge it started itself. The judge then becomes what ``P
 -m, kopt.measure.child, ...], start_new_session=True, cwd=..., env=...)`` makes: a session of
 its own, the asker's environment, folder, log and command line, killed when the asker dies.
 
-Trusted, like the judge: the zygote never sees a request's contents (only its paths), and no
-kernel's code runs in it or before the fork. Only where ``spare.wanted()`` (no GPU device on the
+Trusted, like the judge: the zygote never sees a request's contents (only its paths), no
+kernel's code runs in it or before the fork, and like the judge it is undumpable (no process of
+the user's, a kernel's among them, may trace it or write its memory, which each judge inherits). Only where ``spare.wanted()`` (no GPU device on the
 machine): no CUDA state is ever forked. A zygote started under other environment variables than
 the asker has now (but kopt's own, ``AFTER_START``) is replaced: what torch, libgomp or Python
 read as they load stays as the zygote found it; where it cannot serve (a profiler wraps the
@@ -203,4 +204,7 @@ if __name__ == "__main__":
     import setproctitle  # noqa: F401 - each judge's
     import torch  # noqa: F401 - what a judge imports first (kopt.measure.spare.fork)
 
+    # as the judge keeps itself: no process of this user (a kernel's, say) may trace or write into
+    # the process every later judge is forked from
+    child.keep_to_itself()
     _serve(socket.socket(fileno=int(sys.argv[1])))
