@@ -384,10 +384,11 @@ def _triton_key() -> None:
     """Triton's own cache key, a hash of its installation (its 400 MB library: 0.3 s), which a
     Triton kernel's first call in a process computes to find its compiled code: computed while the
     judge waits, no code of the kernel's run yet. Only with a GPU build of torch (the interpreter
-    compiles nothing); nothing where Triton is not installed."""
+    compiles nothing: nor where the judge said the interpreter runs, kopt.measure.child._interpreted);
+    nothing where Triton is not installed."""
     import torch
 
-    if torch.version.cuda is None and torch.version.hip is None:
+    if (torch.version.cuda is None and torch.version.hip is None) or os.environ.get("TRITON_INTERPRET") == "1":
         return
     with contextlib.suppress(Exception):
         from triton.runtime.cache import triton_key

@@ -60,8 +60,19 @@ def _start_kernel(task: str, req: dict, spare=None):
     wrapper = req.get("wrapper") or None
     return KernelProcess(
         req["kernel"], wrapper=wrapper, sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600),
-        spare=spare,
+        spare=spare, env={"TRITON_INTERPRET": "1"} if _interpreted(req["device"]) else None,
     )  # fmt: skip
+
+
+def _interpreted(device: str) -> bool:
+    """Whether the kernel's process runs Triton's interpreter, told in its environment from its start:
+    Triton's own ``@triton.jit`` functions (``tl.max``, ``tl.sum``...) are made when Triton is first
+    imported, interpreted only if TRITON_INTERPRET is set by then, and a GPU build of torch has the
+    process import Triton before it is told its device (kopt.inside.serve._triton_key). ``auto``
+    is the CPU where no GPU device file exists (without one torch finds no GPU)."""
+    from kopt.measure import spare
+
+    return device == "cpu" or (device == "auto" and not spare.gpu_device_files())
 
 
 def _spare(task: str):

@@ -38,7 +38,13 @@ def wanted() -> bool:
     """Whether this judge forks its kernel's process: no GPU device file on the machine, not turned off."""
     if os.environ.get("KOPT_FORK_KERNEL", "1") == "0" or not sys.platform.startswith("linux"):
         return False  # (prctl, /proc and the GPU device files below are Linux's)
-    return not (glob.glob("/dev/nvidia*") or os.path.exists("/dev/kfd") or os.path.exists("/dev/dxg"))
+    return not gpu_device_files()
+
+
+def gpu_device_files() -> bool:
+    """Whether a GPU device file exists (NVIDIA's, AMD's ``/dev/kfd``, WSL's ``/dev/dxg``): known
+    without importing torch or starting CUDA."""
+    return bool(glob.glob("/dev/nvidia*") or os.path.exists("/dev/kfd") or os.path.exists("/dev/dxg"))
 
 
 class Forked:

@@ -56,8 +56,10 @@ def test_a_kernel_that_rewrites_its_channel_is_failed_by_the_tripwire(tiny, tmp_
 
 def test_a_forked_rewriter_does_not_outlive_the_verdict(tiny, tmp_path, run_params, attack):
     """The issue's third exploit: a double-forked process in a session of its own, waiting to rewrite
-    the results. The judge is its subreaper and kills it before anything is written."""
-    corr, df, out = run_version(tiny, ATTACKS / "forks_rewriter.py", run_params, tmp_path)
+    the results. The judge is its subreaper and kills it before anything is written. On the CPU: on a
+    GPU the rewriter, a CUDA process, also fails the timing by name
+    (tests/gpu/test_gpu_bound.py::test_work_moved_to_another_process_fails_with_the_process_named)."""
+    corr, df, out = run_version(tiny, ATTACKS / "forks_rewriter.py", {**run_params, "device": "cpu"}, tmp_path)
     pids = [int(line.split()[1]) for line in attack() if line.startswith("rewriter")]
     assert pids and corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
     before = (out / "bench.csv").read_text()
