@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kopt.cli import main
+from kopt.formats.kernelbench_workspace import CHECK_DRAWS, MORE_DRAWS
 from tests.helpers import FIXTURES, run_version
 
 GM = FIXTURES / "gpumode" / "pmpp_v2"
@@ -155,6 +156,7 @@ def test_a_model_within_kernelbenchs_tolerance_only_on_its_cpu_sizes_passes_its_
     ws, before = tmp_path / "ws", torch.cuda.is_initialized()
     assert main(["init", str(ws), "--kernelbench", str(KB / "14_Gemm_Divide_Sum_Scaling.py")]) == 0
     said = capsys.readouterr().out
-    assert "at the file's own sizes (3 draws, on the GPU)" in said, said
+    # three draws, as the gate's; sixteen where those three miss the tolerance chosen so far (3828a7c)
+    assert any(f"at the file's own sizes ({n} draws, on the GPU)" in said for n in (CHECK_DRAWS, MORE_DRAWS)), said
     assert torch.cuda.is_initialized() is before  # the draws ran in a child: no CUDA context here
     _passes(ws, ws / "kernels" / "v0.py", run_params, tmp_path / "out", timeout_s=120)
