@@ -1,9 +1,11 @@
-"""Ten KernelBench problems (levels 1 and 2, at KernelBench's own sizes), each with a Triton
-`ModelNew`, through kernel-opt's whole graph: per problem `kopt init --kernelbench` writes a
-workspace (v0: torch eager), the Triton solution becomes v1 as it is, and Snakemake builds
+"""KernelBench problems of levels 1-3 (at KernelBench's own sizes) and gpu-mode problems (at their
+benchmarks' sizes), each with a Triton version, through kernel-opt's whole graph: per problem `kopt
+init --kernelbench FILE` or `kopt init --gpumode DIR` writes a workspace (v0: torch eager, or the
+problem's own submission.py), the Triton solution becomes v1 as it is, and Snakemake builds
 `results/v1/compare.json` (gate, timing, profile, bottleneck, decision) in a results tree of its
-own. The problems are KernelBench's files in tests/fixtures/kernelbench/, the solutions in
-benchmarks/kernelbench_h100/ (SOURCE.md there says where from).
+own. The problems are KernelBench's files in tests/fixtures/kernelbench/ and gpu-mode's folders in
+tests/fixtures/gpumode/, the solutions in benchmarks/kernelbench_h100/ (SOURCE.md there says where
+from).
 
 On the GPU machine (snakemake from the wheels, the repo on PYTHONPATH):
 
@@ -40,25 +42,35 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ROOT / "benchmarks" / "kernelbench_h100"  # <name>/triton_v1.py
 FILES = ROOT / "tests" / "fixtures" / "kernelbench"  # the problems, verbatim (SOURCE.md there)
-# short name -> the KernelBench file of its problem, in the order they run
-KERNELBENCH = {
-    "relu": "level1/19_ReLU.py",
-    "gelu": "level1/26_GELU_.py",
-    "softmax": "level1/23_Softmax.py",
-    "layernorm": "level1/40_LayerNorm.py",
-    "rmsnorm": "level1/36_RMSNorm_.py",
-    "sum_reduction": "level1/47_Sum_reduction_over_a_dimension.py",
-    "argmax": "level1/51_Argmax_over_a_dimension.py",
-    "matmul": "level1/1_Square_matrix_multiplication_.py",
-    "gemm_add_relu": "level2/76_Gemm_Add_ReLU.py",
-    "gemm_relu_divide": "level2/63_Gemm_ReLU_Divide.py",
-}
-ORDER = list(KERNELBENCH)
+GPUMODE = ROOT / "tests" / "fixtures" / "gpumode"  # gpu-mode problems' folders (SOURCE.md there)
+# short name -> (format, the problem: a KernelBench file as level/name.py, or a gpu-mode folder under
+# GPUMODE; its Triton version, under ROOT), in the order they run
+SOLUTION = "benchmarks/kernelbench_h100/{name}/triton_v1.py"
+CHOSEN = {
+    "relu": ("kernelbench", "level1/19_ReLU.py"),
+    "gelu": ("kernelbench", "level1/26_GELU_.py"),
+    "softmax": ("kernelbench", "level1/23_Softmax.py"),
+    "layernorm": ("kernelbench", "level1/40_LayerNorm.py"),
+    "rmsnorm": ("kernelbench", "level1/36_RMSNorm_.py"),
+    "sum_reduction": ("kernelbench", "level1/47_Sum_reduction_over_a_dimension.py"),
+    "argmax": ("kernelbench", "level1/51_Argmax_over_a_dimension.py"),
+    "matmul": ("kernelbench", "level1/1_Square_matrix_multiplication_.py"),
+    "gemm_add_relu": ("kernelbench", "level2/76_Gemm_Add_ReLU.py"),
+    "gemm_relu_divide": ("kernelbench", "level2/63_Gemm_ReLU_Divide.py"),
+    "mlp": ("kernelbench", "level3/1_MLP.py"),
+    "mingpt_attention": ("kernelbench", "level3/43_MinGPTCausalAttention.py"),
+    "vectoradd": ("gpumode", "pmpp_v2/vectoradd_py", "tests/fixtures/gpumode/pmpp_v2/vectoradd_py/solutions/submission_triton.py"),
+    "grayscale": ("gpumode", "pmpp_v2/grayscale_py"),
+}  # fmt: skip
+ORDER = list(CHOSEN)
+# across levels and formats (issue 43, point 8): the default run
+ACROSS = "mlp,mingpt_attention,grayscale,vectoradd,softmax,layernorm,matmul,argmax,gemm_add_relu,gemm_relu_divide"
+
+
 V1_META = """parent: v0
 hypothesis: {hypothesis}
-rationale: "A Triton ModelNew written for this problem at KernelBench's sizes (benchmarks/kernelbench_h100/{name}/triton_v1.py), tuned for an H100."
+rationale: "A Triton version of this problem at its own sizes ({path}), as it is."
 expected: "Faster than torch eager where eager makes extra passes over memory or under-fills the GPU; a tie where eager is already at the memory bandwidth."
 target_class: all
 """
@@ -69,24 +81,34 @@ def say(msg: str) -> None:
 
 
 def hypothesis_of(src: Path) -> str:
-    """The solution's docstring, its second paragraph (what the kernel does), as one line."""
-    doc = src.read_text().split('"""')[1]
+    """The solution's docstring, its second paragraph (what the kernel does), as one line; a file
+    without one: its name."""
+    parts = src.read_text().split('"""')
+    if len(parts) < 3:
+        return json.dumps(f"The Triton solution {src.name}, as it is")
+    doc = parts[1]
     paras = [" ".join(p.split()) for p in doc.strip().split("\n\n")]
     return json.dumps(paras[1] if len(paras) > 1 else paras[0])  # a quoted YAML scalar
 
 
-def problem_file(name: str) -> Path:
-    return FILES / Path(KERNELBENCH[name]).name
+def problem_source(name: str) -> Path:
+    fmt, source = CHOSEN[name][:2]
+    return FILES / Path(source).name if fmt == "kernelbench" else GPUMODE / source
+
+
+def solution(name: str) -> Path:
+    return ROOT / (CHOSEN[name][2] if len(CHOSEN[name]) > 2 else SOLUTION.format(name=name))
 
 
 def make_workspace(name: str, ws: Path) -> tuple[bool, str]:
-    """`kopt init --kernelbench`, then triton_v1.py as kernels/v1.py with its v1.yaml. The problem
-    goes in under KernelBench's file name (kopt names the workspace, and the reports' kernel type,
-    after the file's stem: `problem` for every one otherwise)."""
-    src = ws.parent / Path(KERNELBENCH.get(name, f"{name}.py")).name
-    shutil.copyfile(problem_file(name), src)
+    """`kopt init`, then the Triton solution as kernels/v1.py with its v1.yaml. A KernelBench problem
+    goes in under its file name (kopt names the workspace, and the reports' kernel type, after the
+    file's stem: `problem` for every one otherwise); a gpu-mode folder as it is."""
+    fmt, src = CHOSEN[name][0], problem_source(name)
+    if fmt == "kernelbench":
+        src = Path(shutil.copyfile(src, ws.parent / src.name))
     p = subprocess.run(
-        [sys.executable, "-m", "kopt.cli", "init", str(ws), "--kernelbench", str(src)],
+        [sys.executable, "-m", "kopt.cli", "init", str(ws), f"--{fmt}", str(src)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -95,9 +117,9 @@ def make_workspace(name: str, ws: Path) -> tuple[bool, str]:
     (ws.parent / "init.log").write_text(p.stdout + p.stderr)
     if p.returncode != 0:
         return False, one_line(p.stderr or p.stdout) or f"kopt init exit {p.returncode}"
-    src = PROBLEMS / name / "triton_v1.py"
+    src = solution(name)
     shutil.copyfile(src, ws / "kernels" / "v1.py")  # the solution as it is
-    (ws / "kernels" / "v1.yaml").write_text(V1_META.format(hypothesis=hypothesis_of(src), name=name))
+    (ws / "kernels" / "v1.yaml").write_text(V1_META.format(hypothesis=hypothesis_of(src), path=src.relative_to(ROOT)))
     return True, ""
 
 
@@ -301,7 +323,7 @@ def write_table(rows: list[dict], runs: Path, label: str, gate_only: bool, total
     cols = list(max(rows, key=len)) if rows else []
     rows = [{c: r.get(c, "") for c in cols} for r in rows]
     head = (
-        f"# KernelBench on kernel-opt: {label}\n\n{len(rows)} problems, {total:.0f} s in all "
+        f"# KernelBench and gpu-mode on kernel-opt: {label}\n\n{len(rows)} problems, {total:.0f} s in all "
         f"({'gate only' if gate_only else 'results/v1/compare.json per problem'}); runs in {runs}.\n"
         "GPU times: bench.csv's `gpu_us` (Nsight Compute's GPU time per call, read outside the kernel's process; "
         "`profiler_us` where that clock did not run), events: the CUDA events' median (`median_us`); "
@@ -321,7 +343,7 @@ def main() -> int:
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--runs", type=Path, default=ROOT / "runs" / "kernelbench_h100", help="one folder per problem")
-    ap.add_argument("--only", default="", help="comma-separated short names (default: all ten)")
+    ap.add_argument("--only", default=ACROSS, help=f"comma-separated short names, or all (default: {ACROSS})")
     ap.add_argument("--cpu", action="store_true", help="the Triton interpreter on the CPU (automatic without a GPU)")
     ap.add_argument("--gate-only", action="store_true", help="kopt init and the gate of v0 and v1 only (CPU)")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per problem's Snakemake run")
@@ -332,10 +354,10 @@ def main() -> int:
     ap.add_argument("--snakemake-args", default="", help="extra Snakemake arguments, one string")
     a = ap.parse_args()
 
-    names = [n for n in a.only.split(",") if n] or ORDER
-    unknown = [n for n in names if n not in KERNELBENCH or not problem_file(n).is_file()]
+    names = ORDER if a.only == "all" else [n for n in a.only.split(",") if n]
+    unknown = [n for n in names if n not in CHOSEN or not (problem_source(n).exists() and solution(n).is_file())]
     if unknown:
-        ap.error(f"no problem {unknown} in {PROBLEMS} (have {ORDER})")
+        ap.error(f"no problem or no solution for {unknown} (have {ORDER})")
     cpu = a.cpu or a.gate_only
     if not cpu:
         import torch
