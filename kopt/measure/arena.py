@@ -79,6 +79,18 @@ def _cuda_pool():
     return _POOL["pool"]
 
 
+def pool_cached_bytes() -> int:
+    """Bytes the arenas' pool holds in segments and no arena uses. torch counts them as reserved
+    and free (``reference.available_bytes``), but only an arena may take them, and only one no
+    larger than a freed segment: an arena is one allocation, ``empty_cache`` leaves a live pool's
+    segments, and the pool is never dropped (on an H200, gpu-mode's grayscale at 16384: 45 GiB of
+    the earlier configs' arenas cached there, 85 GiB free, an 88 GiB arena asked for and refused)."""
+    if "pool" not in _POOL:
+        return 0
+    segments = _POOL["pool"].snapshot()  # this pool's segments only
+    return sum(int(seg["total_size"]) - int(seg["allocated_size"]) for seg in segments)
+
+
 class Arena:
     """One config's shared memory: ``tensors(i)`` are set i's buffers in the judge's mapping;
     ``handle()`` is what the kernel's process needs to map it (with ``fds()`` on the CPU)."""
