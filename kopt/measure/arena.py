@@ -87,8 +87,11 @@ def pool_cached_bytes() -> int:
     the earlier configs' arenas cached there, 85 GiB free, an 88 GiB arena asked for and refused)."""
     if "pool" not in _POOL:
         return 0
-    segments = _POOL["pool"].snapshot()  # this pool's segments only
-    return sum(int(seg["total_size"]) - int(seg["allocated_size"]) for seg in segments)
+    try:
+        segments = _POOL["pool"].snapshot()  # this pool's segments only
+        return sum(int(seg["total_size"]) - int(seg["allocated_size"]) for seg in segments)
+    except (AttributeError, KeyError, RuntimeError, TypeError):  # a torch without it: sized as before
+        return 0
 
 
 class Arena:
