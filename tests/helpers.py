@@ -95,6 +95,8 @@ def kernel_process(kernel: str | Path, device: str = "cpu", **kw):
     """A kernel's own process (kopt.inside) started by this test as a judge would, ready to run."""
     from kopt.measure.boundary import KernelProcess
 
+    if device == "cpu":  # as the judge starts it there (kopt.measure.child._interpreted)
+        kw.setdefault("env", {"TRITON_INTERPRET": "1"})
     proc = KernelProcess(str(kernel), **kw)
     try:
         proc.ask({"op": "go", "env": {}, "device": device, "kernel": str(kernel), "ref": "", "builds": {}})

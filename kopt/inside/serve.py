@@ -73,6 +73,12 @@ class Session:
 
         self.device = harness.select_device(msg["device"])
         if self.device == "cpu":
+            if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+                raise KernelFault(
+                    "device auto chose the CPU here (a GPU device file, but torch sees no GPU) after this process "
+                    "had imported Triton compiled (kopt.measure.child._interpreted): run it with device=cpu in the "
+                    "config, and the Triton interpreter runs from the process's start"
+                )
             os.environ["TRITON_INTERPRET"] = "1"
             from kopt.inside import interpreter
 

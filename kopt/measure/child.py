@@ -60,7 +60,7 @@ def _start_kernel(task: str, req: dict, spare=None):
     wrapper = req.get("wrapper") or None
     return KernelProcess(
         req["kernel"], wrapper=wrapper, sandbox=req.get("sandbox", True), timeout_s=req.get("call_timeout_s", 600),
-        spare=spare, env={"TRITON_INTERPRET": "1"} if _interpreted(req["device"]) else None,
+        spare=spare, env={"TRITON_INTERPRET": "1" if _interpreted(req["device"]) else "0"},
     )  # fmt: skip
 
 
@@ -69,10 +69,13 @@ def _interpreted(device: str) -> bool:
     Triton's own ``@triton.jit`` functions (``tl.max``, ``tl.sum``...) are made when Triton is first
     imported, interpreted only if TRITON_INTERPRET is set by then, and a GPU build of torch has the
     process import Triton before it is told its device (kopt.inside.serve._triton_key). ``auto``
-    is the CPU where no GPU device file exists (without one torch finds no GPU)."""
+    is the CPU where no GPU device file exists (without one torch finds no GPU, on Linux); where one
+    exists and torch still sees no GPU, the kernel's process says to ask for device=cpu. A user's own
+    TRITON_INTERPRET is not passed on: the device decides."""
     from kopt.measure import spare
 
-    return device == "cpu" or (device == "auto" and not spare.gpu_device_files())
+    linux = sys.platform.startswith("linux")
+    return device == "cpu" or (device == "auto" and linux and not spare.gpu_device_files())
 
 
 def _spare(task: str):

@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from kopt.formats import host_available_bytes
+from kopt.measure.arena import pool_cached_bytes
 from kopt.measure.device import bytes_equal, poison
 from kopt.measure.faults import KernelFault
 
@@ -401,10 +402,12 @@ def _bytes_at(d: Draw, layout: Layout, precision: str) -> int:
 
 
 def available_bytes(device: str) -> int:
-    """Free memory where the reference would run: the GPU's (with torch's cached blocks), or the host's."""
+    """Free memory where the reference would run: the GPU's (with torch's cached blocks, but not the
+    arenas' pool's, which only an arena may take: ``arena.pool_cached_bytes``), or the host's."""
     if device == "cuda":
         free, _ = torch.cuda.mem_get_info()
-        return int(free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
+        cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated() - pool_cached_bytes()
+        return int(free + max(cached, 0))
     return host_available_bytes()
 
 

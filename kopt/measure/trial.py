@@ -23,7 +23,6 @@ from dataclasses import replace
 import torch
 
 from kopt.measure import reference
-from kopt.measure.arena import pool_cached_bytes
 from kopt.measure.boundary import KernelProcess
 from kopt.measure.device import L2_FLUSH_BYTES, bytes_equal, sync
 from kopt.measure.faults import KernelFault
@@ -133,7 +132,7 @@ class Trial:
         # the private draw and the outputs' copy, the reference, the comparison, the kernel's L2 flush
         # and the judge's (``judged``)
         reserve = (ref_peak or 0) + 2 * one + 6 * CHUNK * 8 + 2 * L2_FLUSH_BYTES
-        free = available_bytes(self.device) - (pool_cached_bytes() if self.device == "cuda" else 0)
+        free = available_bytes(self.device)
         return pool_size(one, int(free * 0.9), reserve, max_sets, min_sets)
 
     def prepare(self) -> tuple[InputSet, Draw]:

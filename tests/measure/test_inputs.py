@@ -56,7 +56,8 @@ def test_pool_size(one, free, reserve, n, says):
 def test_an_arena_is_sized_on_memory_it_can_take_in_one_piece(monkeypatch):
     """On an H200 (gpu-mode's grayscale, 16384 x 16384 x 3 in, 4.3 GB a set) the earlier configs'
     arenas left 45 GiB cached in the arenas' pool and 85 GiB free: counted together as available,
-    an 88 GiB arena was asked for and refused. The pool's cached bytes are counted out."""
+    an 88 GiB arena was asked for and refused. The pool's cached bytes are counted out, for the
+    arena and for whatever else reads the free memory (the reference's placement, the bound's draws)."""
     from types import SimpleNamespace
 
     from kopt.measure import arena, trial
@@ -65,7 +66,10 @@ def test_an_arena_is_sized_on_memory_it_can_take_in_one_piece(monkeypatch):
     cached = SimpleNamespace(snapshot=lambda: [{"total_size": 45 * gib, "allocated_size": 0}])
     monkeypatch.setitem(arena._POOL, "pool", cached)
     assert arena.pool_cached_bytes() == 45 * gib
-    monkeypatch.setattr(trial, "available_bytes", lambda device: 130 * gib)  # 85 free + the 45 cached
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (85 * gib, 140 * gib))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 49 * gib)  # the pool's 45, 4 in use
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 4 * gib)
+    assert reference.available_bytes("cuda") == 85 * gib
     monkeypatch.setattr(torch.cuda, "ipc_collect", lambda: None)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     sizing = SimpleNamespace(device="cuda", placement=SimpleNamespace(peak_bytes=3 * one, device="cuda"))
