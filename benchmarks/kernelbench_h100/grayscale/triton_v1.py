@@ -4,6 +4,9 @@ Y = 0.2989 R + 0.5870 G + 0.1140 B for an H x W x 3 fp32 image into the H x W ou
 one Triton program per 1024 pixels reads their 3072 contiguous floats (three strided loads that
 the same cache lines serve) and writes 1024, one pass over memory, where the submission's torch
 code writes data * weights (H x W x 3) and reads it back to sum it.
+
+Not yet timed on a GPU: its run on an H200 stopped at the problem's own v0, which the judge could
+not time at 16384 (docs/runs/h200-across-levels-formats/; fixed since, not rerun).
 """
 
 import triton

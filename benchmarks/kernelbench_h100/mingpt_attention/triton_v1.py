@@ -10,6 +10,9 @@ under KernelBench's atol = rtol = 1e-4: `input_precision="tf32x3"` for both prod
 (p = 0 in the file) is not applied: this solution is for its inference sizes only.
 
 ModelNew keeps the Model's modules and its causal-mask buffer so it is given the Model's weights by name.
+
+On one H200 through kopt's whole graph (Nsight Compute's GPU time, docs/runs/h200-across-levels-formats/):
+9044.0 us a call against torch eager's 11546.2 us (1.28x), kept.
 """
 
 import math

@@ -9,6 +9,9 @@ products per step: close to fp32's accuracy, where plain TF32 is not).
 
 ModelNew keeps the Model's modules (network.0, network.2, network.4) so it is given the Model's
 weights by name.
+
+On one H200 through kopt's whole graph (Nsight Compute's GPU time, docs/runs/h200-across-levels-formats/):
+2655.0 us a call against torch eager's 3755.1 us (1.41x), kept.
 """
 
 import torch
