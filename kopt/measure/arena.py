@@ -79,19 +79,32 @@ def _cuda_pool():
     return _POOL["pool"]
 
 
-def pool_cached_bytes() -> int:
-    """Bytes the arenas' pool holds in segments and no arena uses. torch counts them as reserved
-    and free (``reference.available_bytes``), but only an arena may take them, and only one no
-    larger than a freed segment: an arena is one allocation, ``empty_cache`` leaves a live pool's
-    segments, and the pool is never dropped (on an H200, gpu-mode's grayscale at 16384: 45 GiB of
-    the earlier configs' arenas cached there, 85 GiB free, an 88 GiB arena asked for and refused)."""
+def pool_free_blocks() -> list[int]:
+    """The free blocks of the arenas' pool (earlier arenas', freed), in bytes. torch counts them as
+    reserved and free (``reference.available_bytes`` counts them out), but only an arena may take
+    one, and only an arena no larger: an arena is one allocation, ``empty_cache`` leaves a live
+    pool's segments, and the pool is never dropped (on an H200, gpu-mode's grayscale at 16384: 45 GiB
+    of the earlier configs' arenas cached there, 85 GiB free, an 88 GiB arena asked for and refused).
+    Empty where this torch's pool has no snapshot (sized as before)."""
     if "pool" not in _POOL:
-        return 0
+        return []
     try:
         segments = _POOL["pool"].snapshot()  # this pool's segments only
-        return sum(int(seg["total_size"]) - int(seg["allocated_size"]) for seg in segments)
-    except (AttributeError, KeyError, RuntimeError, TypeError):  # a torch without it: sized as before
-        return 0
+        return [int(b["size"]) for seg in segments for b in seg["blocks"] if b["state"] == "inactive"]
+    except (AttributeError, KeyError, RuntimeError, TypeError):
+        return []
+
+
+def pool_cached_bytes() -> int:
+    return sum(pool_free_blocks())
+
+
+def sets_in_a_free_block(one_set: int, n_buffers: int) -> int:
+    """How many sets of ``one_set`` bytes (``n_buffers`` each, every one aligned) an arena can place
+    in the pool's largest free block, the allocator's rounding (2 MiB) left aside: the same config's
+    arena made again (the clock's after the bench's) takes the block its last one freed."""
+    largest = max(pool_free_blocks(), default=0) - 2 * 2**20
+    return max(largest, 0) // (one_set + n_buffers * ALIGN)
 
 
 class Arena:

@@ -69,10 +69,15 @@ def set_bytes(d: Draw, layout: Layout) -> int:
     return own
 
 
-def pool_size(one_set: int, free: int, reserve: int, max_sets: int, min_sets: int) -> tuple[int, str]:
+def pool_size(
+    one_set: int, free: int, reserve: int, max_sets: int, min_sets: int, in_free_block: int = 0
+) -> tuple[int, str]:
     """How many input sets fit in ``free`` bytes after ``reserve`` (the reference, its inputs'
-    regeneration, the comparison and the L2 flush), and why that many."""
+    regeneration, the comparison and the L2 flush), or in a block an earlier arena freed
+    (``in_free_block`` sets, where ``free`` still holds the reserve), and why that many."""
     fit = max(free - reserve, 0) // max(one_set, 1)
+    if free >= reserve:
+        fit = max(fit, in_free_block)
     n = int(min(max_sets, fit))
     if n >= min_sets:
         why = f"{n} sets of {human_bytes(one_set)}" + (" (the configured maximum)" if n == max_sets else " (memory)")

@@ -53,28 +53,44 @@ def test_pool_size(one, free, reserve, n, says):
     assert got == n and says in why
 
 
-def test_an_arena_is_sized_on_memory_it_can_take_in_one_piece(monkeypatch):
-    """On an H200 (gpu-mode's grayscale, 16384 x 16384 x 3 in, 4.3 GB a set) the earlier configs'
-    arenas left 45 GiB cached in the arenas' pool and 85 GiB free: counted together as available,
-    an 88 GiB arena was asked for and refused. The pool's cached bytes are counted out, for the
-    arena and for whatever else reads the free memory (the reference's placement, the bound's draws)."""
+def _pool_of(*blocks):
+    """A stand-in for the arenas' torch.cuda.MemPool: one segment per block, each free."""
+    from types import SimpleNamespace
+
+    segments = [{"blocks": [{"size": b, "state": "inactive"}]} for b in blocks]
+    return SimpleNamespace(snapshot=lambda: segments)
+
+
+def _sized_on_the_h200(monkeypatch, *blocks) -> int:
+    """Trial's pool size for gpu-mode's grayscale at 16384 (4.3 GB a set, two buffers) with 85 GiB
+    free on the device and the arenas' pool holding ``blocks`` freed."""
     from types import SimpleNamespace
 
     from kopt.measure import arena, trial
 
     gib, one = 2**30, 16384 * 16384 * 16
-    cached = SimpleNamespace(snapshot=lambda: [{"total_size": 45 * gib, "allocated_size": 0}])
-    monkeypatch.setitem(arena._POOL, "pool", cached)
-    assert arena.pool_cached_bytes() == 45 * gib
+    monkeypatch.setitem(arena._POOL, "pool", _pool_of(*blocks))
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (85 * gib, 140 * gib))
-    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 49 * gib)  # the pool's 45, 4 in use
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda: 4 * gib + sum(blocks))
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 4 * gib)
-    assert reference.available_bytes("cuda") == 85 * gib
     monkeypatch.setattr(torch.cuda, "ipc_collect", lambda: None)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    assert reference.available_bytes("cuda") == 85 * gib  # the pool's blocks counted out
     sizing = SimpleNamespace(device="cuda", placement=SimpleNamespace(peak_bytes=3 * one, device="cuda"))
-    n, _ = trial.Trial._pool_size(sizing, one, max_sets=32, min_sets=4)
-    assert n >= 4 and n * one <= 85 * gib, n
+    n, _ = trial.Trial._pool_size(sizing, one, 2, max_sets=32, min_sets=4)
+    return n * one
+
+
+def test_an_arena_is_sized_on_memory_it_can_take_in_one_piece(monkeypatch):
+    """On an H200 (gpu-mode's grayscale, 16384 x 16384 x 3 in, 4.3 GB a set) the earlier configs'
+    arenas left 45 GiB cached in the arenas' pool and 85 GiB free: counted together as available,
+    an 88 GiB arena was asked for and refused. The pool's free blocks are counted out of the free
+    memory every reader sees (the reference's placement, the bound's draws cannot take them either);
+    an arena may still take one whole (the clock's arena after the bench's, the same config)."""
+    gib = 2**30
+    assert 16 * gib < _sized_on_the_h200(monkeypatch, 45 * gib) <= 85 * gib  # on the device's free memory
+    assert _sized_on_the_h200(monkeypatch, 120 * gib) > 85 * gib  # in the block an earlier arena freed
+    assert _sized_on_the_h200(monkeypatch, 45 * gib, 20 * gib) <= 85 * gib  # two blocks are not one
 
 
 def test_pool_visits_sets_in_random_order_with_fresh_values():
