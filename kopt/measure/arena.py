@@ -99,12 +99,12 @@ def pool_cached_bytes() -> int:
     return sum(pool_free_blocks())
 
 
-def sets_in_a_free_block(one_set: int, n_buffers: int) -> int:
-    """How many sets of ``one_set`` bytes (``n_buffers`` each, every one aligned) an arena can place
-    in the pool's largest free block, the allocator's rounding (2 MiB) left aside: the same config's
-    arena made again (the clock's after the bench's) takes the block its last one freed."""
-    largest = max(pool_free_blocks(), default=0) - 2 * 2**20
-    return max(largest, 0) // (one_set + n_buffers * ALIGN)
+def sets_in_a_free_block(one_set: int) -> int:
+    """How many sets of ``one_set`` bytes (an arena's plan: n sets take n times that) an arena can
+    place in the pool's largest free block: the same config's arena made again (the clock's after
+    the bench's) takes the block its last one freed. (torch's allocator rounds it to 512 bytes,
+    which a plan is a multiple of, and splits the block: with its default settings.)"""
+    return max(pool_free_blocks(), default=0) // max(one_set, 1)
 
 
 class Arena:

@@ -58,15 +58,21 @@ class InputSet:
         return {n: self.tensors[n] for n in layout.names}
 
 
-def set_bytes(d: Draw, layout: Layout) -> int:
-    own = sum(t.numel() * t.element_size() for t in d.tensors().values())
+def _like(d: Draw, layout: Layout) -> dict[str, torch.Tensor]:
+    """A set's buffers as ``d`` has them (shapes, strides, dtypes), the outputs not among the inputs
+    as meta tensors."""
+    like = dict(d.tensors())
     for o in layout.outputs:
         if not o.in_inputs:
-            n = 1
-            for s in o.shape:
-                n *= s
-            own += n * getattr(torch, o.dtype).itemsize
-    return own
+            like[o.name] = torch.empty(o.shape, dtype=getattr(torch, o.dtype), device="meta")
+    return like
+
+
+def set_bytes(d: Draw, layout: Layout) -> int:
+    """The bytes one set takes in an arena: each buffer's span (a strided input's gaps too), aligned."""
+    plan = Plan()
+    plan.add(_like(d, layout))
+    return plan.size
 
 
 def pool_size(
@@ -96,10 +102,7 @@ class Pool:
 
     def __init__(self, ref, cfg: dict, layout: Layout, device: str, seeds: Seeds, n_sets: int, why: str, first: Draw):
         self.ref, self.cfg, self.layout, self.device, self.seeds, self.why = ref, cfg, layout, device, seeds, why
-        like = dict(first.tensors())
-        for o in layout.outputs:
-            if not o.in_inputs:
-                like[o.name] = torch.empty(o.shape, dtype=getattr(torch, o.dtype), device="meta")
+        like = _like(first, layout)
         self.plan = Plan()
         for _ in range(n_sets):
             self.plan.add(like)

@@ -65,8 +65,7 @@ class Trial:
             else reference.checking_plan(ref, probe_draw, self.layout, device)
         )
         one = set_bytes(probe_draw, self.layout)
-        buffers = len(probe_draw.tensors()) + sum(not o.in_inputs for o in self.layout.outputs)
-        n, why = self._pool_size(one, buffers, max_sets, int(opts.get("min_pool_sets", 4)) if max_sets > 1 else 1)
+        n, why = self._pool_size(one, max_sets, int(opts.get("min_pool_sets", 4)) if max_sets > 1 else 1)
         self.pool = Pool(ref, self.cfg, self.layout, device, self.seeds, n, why, probe_draw)
         del probe_draw
         self.item = item
@@ -126,7 +125,7 @@ class Trial:
         self.tol = self._tolerances()
         return reference.expected(self.ref, d.inputs, self.layout, self.placement)
 
-    def _pool_size(self, one: int, buffers: int, max_sets: int, min_sets: int) -> tuple[int, str]:
+    def _pool_size(self, one: int, max_sets: int, min_sets: int) -> tuple[int, str]:
         if self.device == "cuda":
             torch.cuda.ipc_collect()  # arenas no process maps any more (``release_arena``)
             torch.cuda.empty_cache()
@@ -135,7 +134,7 @@ class Trial:
         # and the judge's (``judged``)
         reserve = (ref_peak or 0) + 2 * one + 6 * CHUNK * 8 + 2 * L2_FLUSH_BYTES
         free = available_bytes(self.device)  # outside the arenas' pool
-        reused = sets_in_a_free_block(one, buffers) if self.device == "cuda" else 0
+        reused = sets_in_a_free_block(one) if self.device == "cuda" else 0
         return pool_size(one, int(free * 0.9), reserve, max_sets, min_sets, in_free_block=reused)
 
     def prepare(self) -> tuple[InputSet, Draw]:

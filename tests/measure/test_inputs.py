@@ -53,6 +53,25 @@ def test_pool_size(one, free, reserve, n, says):
     assert got == n and says in why
 
 
+def test_a_set_is_counted_as_the_arena_lays_it_out(tmp_path):
+    """A strided input takes its whole span in the arena (its gaps too), as ``Plan`` lays it out: a
+    set counted by its elements alone would ask a freed block for less than the arena takes."""
+    from kopt.measure.inputs import set_bytes
+
+    (tmp_path / "ref.py").write_text(
+        "import torch\n\n"
+        "def setup(seed, M, N):\n"
+        "    torch.manual_seed(seed)\n"
+        "    return {'inputs': {'x': torch.randn(M, 2 * N)[:, :N]}, 'outputs': ['y']}\n\n"
+        "def reference(x):\n"
+        "    return x * 2\n"
+    )
+    ref = load_reference(tmp_path / "ref.py")
+    layout, first = reference.probe(ref, {"M": 64, "N": 256}, "cpu", 1)
+    x_span = (63 * 512 + 256) * 4  # the last row's end: 511 columns of gaps, not 64 x 256 elements
+    assert set_bytes(first, layout) == -(-x_span // 512) * 512 + 64 * 256 * 4
+
+
 def _pool_of(*blocks):
     """A stand-in for the arenas' torch.cuda.MemPool: one segment per block, each free."""
     from types import SimpleNamespace
@@ -77,7 +96,7 @@ def _sized_on_the_h200(monkeypatch, *blocks) -> int:
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     assert reference.available_bytes("cuda") == 85 * gib  # the pool's blocks counted out
     sizing = SimpleNamespace(device="cuda", placement=SimpleNamespace(peak_bytes=3 * one, device="cuda"))
-    n, _ = trial.Trial._pool_size(sizing, one, 2, max_sets=32, min_sets=4)
+    n, _ = trial.Trial._pool_size(sizing, one, max_sets=32, min_sets=4)
     return n * one
 
 
