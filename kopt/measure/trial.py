@@ -28,7 +28,7 @@ from kopt.measure.boundary import KernelProcess
 from kopt.measure.device import L2_FLUSH_BYTES, bytes_equal, sync
 from kopt.measure.faults import KernelFault
 from kopt.measure.inputs import InputSet, Pool, Seeds, pool_size, set_bytes
-from kopt.measure.reference import Draw, available_bytes
+from kopt.measure.reference import Draw, available_bytes, human_bytes
 from kopt.measure.verify import CHUNK, compare, tolerance_for
 
 DROP_TIMEOUT_S = 60.0  # letting go of a mapping and a cache: no kernel's work
@@ -66,7 +66,7 @@ class Trial:
         )
         one = set_bytes(probe_draw, self.layout)
         n, why = self._pool_size(one, max_sets, int(opts.get("min_pool_sets", 4)) if max_sets > 1 else 1)
-        self.pool = Pool(ref, self.cfg, self.layout, device, self.seeds, n, why, probe_draw)
+        self.pool = self._pool(ref, one, n, why, probe_draw)
         del probe_draw
         self.item = item
         self.tol = self._tolerances()
@@ -136,6 +136,22 @@ class Trial:
         free = available_bytes(self.device)  # outside the arenas' pool
         reused = sets_in_a_free_block(one) if self.device == "cuda" else 0
         return pool_size(one, int(free * 0.9), reserve, max_sets, min_sets, in_free_block=reused)
+
+    def _pool(self, ref, one: int, n: int, why: str, first: Draw) -> Pool:
+        """The pool of ``n`` sets, halved while the GPU runs out of memory making it (memory another
+        process took after the sizing, or an arena the allocator could not place: gpu-mode's grayscale
+        at 16384 on an H200 lost v0's every figure so): fewer sets, said in the pool's record; a
+        single set that does not fit is the error it was."""
+        sized, halved = why, 0
+        while True:
+            try:
+                return Pool(ref, self.cfg, self.layout, self.device, self.seeds, n, why, first)
+            except Exception as e:  # noqa: BLE001 - only running out of the GPU's memory is retried
+                if self.device != "cuda" or n == 1 or not reference.ran_out_of_memory(e):
+                    raise
+            torch.cuda.empty_cache()
+            n, halved = n // 2, halved + 1
+            why = f"{n} set(s) of {human_bytes(one)}, halved {halved} time(s): the GPU ran out of memory making the pool ({sized})"
 
     def prepare(self) -> tuple[InputSet, Draw]:
         s = self.pool.next()

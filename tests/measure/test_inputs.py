@@ -135,3 +135,37 @@ def test_pool_visits_sets_in_random_order_with_fresh_values():
     pool.new_cycle()
     counts = collections.Counter(pool.next().index for _ in range(3 * 4))
     assert counts == {0: 3, 1: 3, 2: 3, 3: 3}
+
+
+def test_a_pool_the_gpu_cannot_hold_is_halved_and_said(monkeypatch):
+    """Making the arena ran out of the GPU's memory (gpu-mode's grayscale at 16384 on an H200 lost
+    v0's every figure so): the pool is made again with half the sets, until it fits, and its record
+    says why; a single set that does not fit is the error; on the CPU nothing is retried."""
+    from types import SimpleNamespace
+
+    from kopt.measure import trial
+
+    made, fits = [], 3
+
+    def pool(ref, cfg, layout, device, seeds, n, why, first):
+        made.append(n)
+        if n > fits:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 88.00 GiB.")
+        return SimpleNamespace(n=n, why=why)
+
+    monkeypatch.setattr(trial, "Pool", pool)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    judge = SimpleNamespace(cfg={}, layout=None, seeds=None, device="cuda")
+    got = trial.Trial._pool(judge, None, 2**30, 16, "16 sets of 1 GiB (memory)", None)
+    assert made == [16, 8, 4, 2] and got.n == 2, made
+    assert "halved 3 time(s): the GPU ran out of memory" in got.why and "(16 sets of 1 GiB (memory))" in got.why
+    made.clear()
+    fits = 0
+    with pytest.raises(torch.OutOfMemoryError):  # one set that does not fit: the error it was
+        trial.Trial._pool(judge, None, 2**30, 4, "4 sets", None)
+    assert made == [4, 2, 1], made
+    made.clear()
+    judge.device = "cpu"
+    with pytest.raises(torch.OutOfMemoryError):
+        trial.Trial._pool(judge, None, 2**30, 16, "16 sets", None)
+    assert made == [16], made
