@@ -195,6 +195,10 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     decides follows (``_clock``); its processes start with the gate."""
     prepared = _prepare(req, progress, proc)
     clock = _clock_processes(req, prepared[0])
+    if prepared[0] == "cuda":  # the bound's statistics, imported while the gate runs
+        from kopt.measure import bound
+
+        bound.preload()
     try:
         progress.phase("correctness")
         checked = _per_config(req, progress, _check(req), prepared)
