@@ -15,7 +15,6 @@ import functools
 import hashlib
 import importlib.util
 import os
-import select
 import shutil
 import signal
 import socket
@@ -32,7 +31,6 @@ from kopt.measure.faults import HarnessFault, KernelFault
 
 # signals that come from outside the kernel (the OOM killer, a user): no verdict, the job fails
 EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-LEAVE_S = 30.0  # how long a profiled process told to leave may take (it calls os._exit: 0.2 ms, H200)
 
 
 def kernel_cache(kernel: str) -> dict[str, str]:
@@ -116,9 +114,6 @@ class KernelProcess:
         reaper.become_subreaper()
         self.kernel, self.timeout_s, self.where, self.wrapped = kernel, timeout_s, None, bool(wrapper)
         self.seq, self.loaded, self.target = 0, False, None
-        self.target_fd = None  # a pidfd of the target: readable once every thread of it has exited
-        self.chain: set[int] = set()  # the wrapper's own processes down to the target (the profiler's)
-        self.target_left = False  # it left when told (``leave``): its pid is no longer its
         self.gpu_order = None  # the bound's interprocess events with this process (kopt.measure.bound)
         self.maps_arena = False  # it was given a config's arena (kopt.measure.trial)
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
@@ -163,10 +158,6 @@ class KernelProcess:
         self.sandbox = self.ask(order | extra, timeout_s=300)["sandbox"]
         if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
             self.target = _wrapped_target(self.proc.pid)
-            if self.target is not None and hasattr(os, "pidfd_open"):
-                with contextlib.suppress(OSError):
-                    self.target_fd = os.pidfd_open(self.target)
-                    self.chain = _ancestors(self.target, self.proc.pid)
 
     def ask(
         self,
@@ -242,45 +233,6 @@ class KernelProcess:
             wire.send_pickle(self.sock, {"op": "bye"})
         self.end(grace_s=120.0 if self.wrapped else 2.0, keep=keep)
 
-    def leave(self, keep: frozenset[int] = frozenset(), grace_s: float = LEAVE_S) -> None:
-        """Under a profiler: tell the kernel's process to leave and return once it has, while the
-        profiler writes its report (``end`` waits for that): a process that has left no longer
-        holds Nsight Compute, so the next may launch meanwhile (its front end writes for 0.21-0.24
-        s after its target left, H200, benchmarks/probes/clock_overlap.py). Left means every
-        thread of the target exited (its pidfd; a main thread alone ending looks like an exit in
-        /proc), its Python stragglers killed, the judge's orphans swept, and nothing left under the
-        profiler but its own processes down to the target: anything else (a straggler that is not
-        Python) and the judge waits for the profiler's exit, as ``finish`` (a review, issue 44). A
-        target that has not left within ``grace_s`` is a fault, and everything of it is killed.
-        Without a profiler, a target or a pidfd, ``finish``."""
-        if self.target_fd is None:
-            self.finish(keep)
-            return
-        with contextlib.suppress(OSError):
-            wire.send_pickle(self.sock, {"op": "bye"})
-        if not select.select([self.target_fd], [], [], grace_s)[0]:
-            self.end(keep=keep)
-            raise KernelFault(f"the kernel's process did not leave within {grace_s:g} s of its order{self._at()}")
-        self._kill_stragglers()
-        reaper.sweep(keep=keep | {self.proc.pid})
-        if self._only_the_profiler():
-            self.target_left = True
-            return
-        self.end(grace_s=120.0, keep=keep)  # the profiler waits for what is left: as ``finish``
-
-    def _only_the_profiler(self, wait_s: float = 0.5) -> bool:
-        """Whether, within ``wait_s``, nothing lives under the wrapper but its own processes down to
-        the target, on two scans 20 ms apart (the stragglers just killed take a moment to end; an
-        ended process stays listed until the profiler collects it)."""
-        deadline, clear = time.monotonic() + wait_s, 0
-        while clear < 2:
-            under = [p for p in reaper.descendants(self.proc.pid) if p not in self.chain and p != self.target]
-            clear = clear + 1 if all(_ended(p) for p in under) else 0
-            if not clear and time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
-        return True
-
     def end(self, grace_s: float = 0.0, keep: frozenset[int] = frozenset()) -> None:
         """Kill the kernel's process and everything it started; no process of the kernel's remains
         but ``keep`` (other kernel processes of this judge, started beside it, and theirs).
@@ -340,32 +292,6 @@ def _runs(pid: int, executable: str) -> bool:
         return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(executable)
     except OSError:
         return False
-
-
-def _ended(pid: int) -> bool:
-    """Whether every thread of ``pid`` has exited (a zombie leader alone is not enough: its other
-    threads may run on)."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return True
-    for tid in tids:
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
-                return False
-    return True
-
-
-def _ancestors(pid: int, top: int) -> set[int]:
-    """The processes from ``top`` down to ``pid``'s parent (``pid``'s ancestors up to ``top``)."""
-    out, parents = set(), reaper.parents()
-    p = parents.get(pid)
-    while p is not None and p not in out:
-        out.add(p)
-        if p == top:
-            break
-        p = parents.get(p)
-    return out
 
 
 def _wrapped_target(wrapper: int) -> int | None:

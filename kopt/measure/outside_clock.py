@@ -21,9 +21,8 @@ has launched holds it until it has left (another's launches fail meanwhile: 'a d
 was unavailable', H100): only the first config's process makes a warm-up launch then, before any
 code of the kernel's is imported (Nsight Compute's set-up at a process's first launch, 0.63-0.66 s
 on the H100, is paid beside the in-process timing; the launch is dropped from the record by
-position and name); the others pay it on their first call. The configs' calls run one after another, each process gone,
-and all it started, before the next config's calls; its Nsight Compute writes the record meanwhile
-(0.21-0.24 s on the H200; the records are read once every process's is written).
+position and name); the others pay it on their first call. The configs' calls run one after another, each process ended
+before the next config's calls.
 
 What the total holds besides the calls: what the kernel launches at import or on a first call
 (Triton's autotuning is kept on disk per version, TRITON_CACHE_AUTOTUNING, so the timing process's
@@ -78,7 +77,6 @@ WARMUP_KERNEL = "FillFunctor"  # the warm-up launch's kernel (torch.ones), first
 # up), and each costs 6-8 ms of Nsight Compute's own on the H100; the timing process's pool is larger
 # for the bound's batches (kopt.measure.bound)
 CLOCK_SETS = 8
-RECORD_S = 120.0  # how long Nsight Compute may take to write a record once its process has left
 
 
 class ClockProcesses:
@@ -163,10 +161,9 @@ class ClockProcesses:
 
 def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict, go, mark) -> dict[str, dict]:
     """Each config's calls in its own process of ``clock``, made ready by ``go(proc)`` (the kernel
-    imported), one config after another, each process gone, and all it started, before the next
-    config's calls, while its Nsight Compute writes the record (read once all have). Per config,
-    what ``per_config`` reads from its record. ``mark(name)``: the timeline's marks (where the
-    clock's time goes)."""
+    imported), one config after another, each process ended (its record written) before the next
+    config's calls. Per config, what ``per_config`` reads from its record. ``mark(name)``: the
+    timeline's marks (where the clock's time goes)."""
     calls: dict[str, list[dict]] = {}
     home = tool_home(clock.tool)  # Nsight Compute's own programs, found once, before any kernel's code runs
     clock.ready()
@@ -178,24 +175,24 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                 if not clock.gone[i]:
                     proc.begin()
                     go(proc)
-                calls[item["key"]] = run_calls(ref, proc, item, opts={**opts, "kernel_pids": _known(clock),
+                # the kernel processes the judge started and the profilers wrapping them: what may hold the GPU
+                known = {p.proc.pid for p in clock.procs} | {p.target for p in clock.procs if p.target}
+                calls[item["key"]] = run_calls(ref, proc, item, opts={**opts, "kernel_pids": known,
                                                                       "tool_dir": home}, mark=mark)  # fmt: skip
-                # gone, and all it started, before the next profiles: a process Nsight Compute still
-                # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
-                mark(f"clock {item['key']}: leave")
-                proc.leave(keep=proc.others())
             except KernelFault as e:
                 proc.end(grace_s=10.0, keep=proc.others())
                 _keep_record(csv_path, item["key"])
                 raise KernelFault(f"{e}{_ncu_says(csv_path)}") from None
-        mark("clock records")
-        for i, item in enumerate(items):
-            clock.procs[i].end(grace_s=RECORD_S, keep=clock.procs[i].others())
-            if not clock.procs[i].left:  # killed at the end of its grace: its record may be cut short
+            # gone, and all it started, before the next profiles: a process Nsight Compute still
+            # holds makes the next one's launches fail ('a driver resource was unavailable', H100)
+            mark(f"clock {item['key']}: leave")
+            proc.finish(keep=proc.others())
+            if not proc.left:  # killed at the end of its grace: its record may be cut short
                 raise KernelFault(
                     f"config {item['key']}: Nsight Compute had not finished its record when the grace after "
                     "the process's leave ran out; it was killed and its record is not read"
                 )
+        mark("clock records")
         out = {}
         for i, item in enumerate(items):
             _keep_record(clock.csvs[i], item["key"])
@@ -204,14 +201,6 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
         return out
     finally:
         clock.end()
-
-
-def _known(clock: ClockProcesses) -> set[int]:
-    """What may hold the GPU during a config's calls: the kernel processes the judge started
-    (the profilers wrapping them, their targets), but no target that has left (its pid may be
-    another process's by now)."""
-    living = {p.target for p in clock.procs if p.target and not p.ended and not p.target_left}
-    return {p.proc.pid for p in clock.procs} | living
 
 
 def _ncu_says(csv_path: Path) -> str:

@@ -36,7 +36,7 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def parents() -> dict[int, int]:
+def _parents() -> dict[int, int]:
     """pid -> parent pid of every process (one scan of /proc)."""
     out = {}
     for p in Path("/proc").iterdir():
@@ -57,7 +57,7 @@ def _kids(parents: dict[int, int]) -> dict[int, list[int]]:
 
 def descendants(pid: int | None = None, kids: dict[int, list[int]] | None = None) -> list[int]:
     """Every living descendant of ``pid`` (this process by default); ``kids``: a map made by ``_kids``."""
-    kids = _kids(parents()) if kids is None else kids
+    kids = _kids(_parents()) if kids is None else kids
     todo, found = [pid or os.getpid()], []
     while todo:
         k = kids.get(todo.pop(), [])
@@ -97,7 +97,7 @@ def sweep(keep: frozenset[int] = frozenset(), since: int = 0, rounds: int = 200)
     after ``rounds`` passes."""
     killed, me = 0, os.getpid()
     for _ in range(rounds):
-        kids = _kids(parents())
+        kids = _kids(_parents())
         victims = [p for p in kids.get(me, []) if p not in keep and started(p) >= since]
         if not victims:
             return killed
