@@ -245,3 +245,17 @@ def test_the_bounds_error_does_not_depend_on_the_batches_order():
     rng = np.random.default_rng(3)
     got = {round(bound.bound_se([float(x) for x in rng.permutation(xs)]), 12) for _ in range(8)}
     assert len(got) == 1
+
+
+def test_the_bounds_statistics_are_imported_beside_the_gate_in_a_fresh_process():
+    """kopt.measure.bound.preload: scipy.stats imported by a thread of its own (the first config's
+    bound waited 1.0-1.3 s for it on the H200), in a process that had not imported it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from kopt.measure import bound; assert 'scipy.stats' not in sys.modules; "
+        "t = bound.preload(); assert t.name == 'kopt-scipy' and t.daemon; t.join(60); "
+        "assert 'scipy.stats' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
