@@ -22,6 +22,7 @@ from kopt.workspace.provenance import (
 )
 from kopt.workspace.settings import changed as settings_changed
 from kopt.workspace.settings import from_config as settings_from_config
+from kopt.workspace.settings import torch_baselines
 from kopt.workspace.target import (
     COMPILED,
     WorkspaceError,
@@ -75,16 +76,6 @@ def ws_file(name):
 
 # what versions are judged against: ref.py, or a command target's target.yaml (its fixed command)
 REF = str(WS.ref)
-# the torch baselines the reports compare with: none for a command target (no ref.py to run)
-BASELINE_FILES = (
-    expand(
-        "results/baselines/{impl}/{file}",
-        impl=["eager", "compile"],
-        file=["bench.csv", "correctness.json"],
-    )
-    if WS.command is None
-    else []
-)
 
 
 def kernel_of(wildcards):
@@ -174,6 +165,18 @@ GPU = (
     else (detect_gpu_cached(config["device"], ".snakemake/kopt-gpu.json") or "cpu")
 )
 HARDWARE_JSON = f"results/hardware/{slug(GPU)}.json"
+
+# the torch baselines the reports compare with (config `baselines`): none for a command target
+# (no ref.py to run)
+BASELINE_FILES = (
+    expand(
+        "results/baselines/{impl}/{file}",
+        impl=torch_baselines(config["baselines"], GPU),
+        file=["bench.csv", "correctness.json"],
+    )
+    if WS.command is None
+    else []
+)
 
 # The command that rebuilds a target of this workspace, as the reports and kopt print it.
 _DEFAULTS = (

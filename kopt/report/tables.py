@@ -416,8 +416,14 @@ def render_final(res: Results, plots: list[str]) -> str:
 def baseline_problems(res: Results) -> dict[str, str]:
     """Per torch baseline, one sentence: the configs that gave no figure and the first one's
     error; otherwise the configs whose profiled calls were disputed (recorded, not refused, for
-    trusted torch code: their figures stand) and the first note."""
-    out = {}
+    trusted torch code: their figures stand) and the first note. One the graph did not run beside
+    one it ran: config ``baselines`` (kopt.workspace.settings.torch_baselines)."""
+    out = {
+        impl: "not run in this graph (config `baselines`: `auto` runs it on a GPU, not on the CPU interpreter, "
+        'where it builds C++ for the CPU; `--config "baselines=[eager,compile]"` asks for it)'
+        for impl in ("eager", "compile")
+        if res.baselines and impl not in res.baselines
+    }
     for impl, df in res.baselines.items():
         bad = df[df["status"] != "ok"]
         notes = df["profiler_note"].dropna() if "profiler_note" in df else []

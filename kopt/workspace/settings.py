@@ -64,3 +64,13 @@ def changed(path: str | Path, settings: dict) -> bool:
         return Path(path).read_text() != dumps(settings)
     except OSError:
         return False
+
+
+def torch_baselines(setting: str | list[str], gpu: str) -> list[str]:
+    """The torch baselines a graph runs (config ``baselines``): the list as given, or for ``auto``
+    eager and compile where a GPU runs the graph and eager alone on the CPU interpreter
+    (``gpu`` "cpu"), where torch.compile builds C++ for the CPU: 25 s of the bundled example's
+    90-s first run on 2 cores, for a figure of the CPU's that says nothing of a GPU."""
+    if setting != "auto":
+        return list(setting)
+    return ["eager"] if gpu == "cpu" else ["eager", "compile"]

@@ -150,3 +150,32 @@ def test_the_bounds_spread_is_in_the_report_per_config(tmp_path):
     assert rows[0]["three_se_pct"] == pytest.approx(75 / first.gpu_us) and rows[1]["se_us"] is None
     perf = tables.render_performance(res)
     assert f"| v1 | {first.config_key} |" in perf and f"| {75 / first.gpu_us:.2f}% | +12.50 | 32 |" in perf
+
+
+def test_a_torch_baseline_the_graph_did_not_run_is_said_in_the_reports(tmp_path):
+    """config `baselines: auto` runs torch eager alone on the CPU interpreter: the reports say why
+    torch.compile has no figure and how to ask for it, not an empty column alone."""
+    import shutil
+
+    rd = make_tree(tmp_path)
+    shutil.rmtree(rd / "baselines" / "compile")
+    res = _load(rd)
+    assert set(res.baselines) == {"eager"}
+    why = tables.baseline_problems(res)
+    assert set(why) == {"compile"} and "baselines=[eager,compile]" in why["compile"]
+    assert "torch compile: not run in this graph" in tables.render_benchmark(res)
+    assert tables.baseline_problems(_load(make_tree(tmp_path / "both"))) == {}
+
+
+@pytest.mark.parametrize(
+    ("setting", "gpu", "want"),
+    [
+        ("auto", "cpu", ["eager"]),
+        ("auto", "NVIDIA H100 80GB HBM3", ["eager", "compile"]),
+        (["compile"], "cpu", ["compile"]),
+    ],
+)
+def test_the_torch_baselines_a_graph_runs(setting, gpu, want):
+    from kopt.workspace.settings import torch_baselines
+
+    assert torch_baselines(setting, gpu) == want
