@@ -26,6 +26,7 @@ for i in $(seq "$rounds"); do
     name=$([ "$tree" = "$here" ] && echo this || echo other)
     sm "$tree" "$target" --forcerun results/v1/correctness.json > "$OUT/round$i-$name.log" 2>&1
     echo "== round $i, $name tree ($tree): $(grep -h 'wall' "$OUT/round$i-$name.log")"
+    cp "$tree/results/v1/bench.csv" "$OUT/round$i-$name.bench.csv" 2>/dev/null
     python3 "$here/benchmarks/turnaround.py" "$tree/results" v1
   done
 done | tee "$OUT/ab.txt"
