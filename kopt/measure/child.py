@@ -86,14 +86,21 @@ def _spare(task: str):
     return spare.fork() if task in KERNEL_TASKS and spare.wanted() else None
 
 
-def _prepare(req: dict, progress: Progress, proc):
-    """Choose the device, load ref.py (trusted), then have the kernel's process import the kernel."""
-    from kopt.formats import set_tf32
+def _device(req: dict, progress: Progress) -> str:
     from kopt.measure import device as harness
-    from kopt.measure import variants
 
     device = harness.select_device(req["device"])
     progress.device(device)
+    return device
+
+
+def _prepare(req: dict, progress: Progress, proc, device: str | None = None):
+    """Choose the device (unless chosen), load ref.py (trusted), then have the kernel's process
+    import the kernel."""
+    from kopt.formats import set_tf32
+    from kopt.measure import variants
+
+    device = device or _device(req, progress)
     set_tf32(False)  # the judge's own float32 references (the bound's checks, a float32 fallback)
     ref = variants.load_reference(req["ref"])
     _go(req, device, proc)
@@ -194,13 +201,14 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     that is right only while checked still fails. On a GPU with ``req["clock"]``, the clock that
     decides follows (``_clock``); its processes start with the gate and are made ready while it
     runs (``_ready_beside_the_gate``)."""
-    prepared = _prepare(req, progress, proc)
-    clock = _clock_processes(req, prepared[0])
-    if prepared[0] == "cuda":  # the bound's statistics, imported while the gate runs
-        from kopt.measure import bound
-
-        bound.preload()
+    device = _device(req, progress)
+    clock = _clock_processes(req, device)  # started before the kernel's import here: they start slower
     try:
+        prepared = _prepare(req, progress, proc, device)
+        if device == "cuda":  # the bound's statistics, imported while the gate runs
+            from kopt.measure import bound
+
+            bound.preload()
         if clock:
             clock.warm_up(go=lambda p: _go(req, prepared[0], p))
         progress.phase("correctness")
