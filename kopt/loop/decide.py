@@ -75,8 +75,9 @@ LAUNCH_GAP_US = 2.0
 # Host CPU time per call in the process Nsight Compute wrapped, over the best's, that says "host work".
 # The CPU time is read in clock ticks of 10 ms over the clock's 7 timed calls: one tick is 1.43 ms a
 # call, and an honest process reads one tick more or less from run to run (a copies attack was said
-# to be "the host" at +1.43 ms on the H100); two ticks. The host attacks read +183 to +215 ms a call.
-HOST_CPU_US = 3000.0
+# to be "the host" at +1.43 ms on the H100, at +4.29 ms on the H200); seven ticks. The host attacks
+# read +160 to +215 ms a call (H100, H200).
+HOST_CPU_US = 10000.0
 
 UNTRUSTED = (
     "untrusted: the clock that decided was read in the kernel's own process (no Nsight Compute record), "

@@ -205,18 +205,18 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     clock = _clock_processes(req, device)  # started before the kernel's import here: they start slower
     try:
         prepared = _prepare(req, progress, proc, device)
+        stats = None
         if device == "cuda":  # the bound's statistics, imported while the gate runs
             from kopt.measure import bound
 
-            bound.preload()
+            stats = bound.preload()
         if clock:
             clock.warm_up(go=lambda p: _go(req, prepared[0], p))
         progress.phase("correctness")
         checked = _per_config(req, progress, _check(req), prepared)
         if not all(r.get("ok") for r in checked["configs"]):
             return {"correctness": checked, "bench": None}
-        if clock:
-            _ready_beside_the_gate(clock, progress)
+        _ready_beside_the_gate(clock, stats, progress)
         progress.phase("bench", checked["env"])
         baseline = req["kernel"].startswith("torch:")
         time_it = _time({**req, "opts": _second_clock_opts(req["opts"], baseline)} if clock else req, progress)
@@ -233,15 +233,20 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
             clock.end()
 
 
-def _ready_beside_the_gate(clock, progress: Progress) -> None:
-    """The clock's processes begun (the kernel imported, the first one's Nsight Compute set up by
-    its warm-up launch) before the in-process timing starts, not beside it: that start-up, 1-2 s of
-    six processes' CPU and a launch, sat inside the first config's bound batches, whose spread it
-    was (H200: 16 batches of a 36 µs softmax over 95.5-109.2 µs a call, a standard error of 2.6 µs,
-    against 0.1 µs on the next config, docs/runs/h200-gpu-tests-dba591c/). Begun with the gate, which
-    times nothing; waited for here where they take longer."""
-    progress.start("clock processes ready")
-    clock.ready()
+def _ready_beside_the_gate(clock, stats, progress: Progress) -> None:
+    """What the judge starts beside the gate, done before the in-process timing starts, never
+    beside its bound batches: the clock's processes begun (the kernel imported, the first one's
+    Nsight Compute set up by its warm-up launch: 1-2 s of six processes' CPU and a launch), and the
+    thread importing scipy.stats (``stats``: it holds the judge's GIL, and a judge late to queue a
+    batch's read lengthens the batch). Either scattered the first config's batches on an H200: a
+    36 µs softmax's 16 over 95-130 µs a call and more, a standard error of 2.6-5.3 µs against
+    0.01-0.16 µs without (docs/runs/h200-bound-spread-a41b14a/). Waited for here where they take
+    longer than the gate (a cold machine: scipy's first import compiles it)."""
+    progress.start("ready for the timing")
+    if clock:
+        clock.ready()
+    if stats is not None:
+        stats.join()
 
 
 def _profile_here(req: dict, progress: Progress, prepared, bench: dict) -> dict:
