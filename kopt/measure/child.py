@@ -86,21 +86,14 @@ def _spare(task: str):
     return spare.fork() if task in KERNEL_TASKS and spare.wanted() else None
 
 
-def _device(req: dict, progress: Progress) -> str:
+def _prepare(req: dict, progress: Progress, proc):
+    """Choose the device, load ref.py (trusted), then have the kernel's process import the kernel."""
+    from kopt.formats import set_tf32
     from kopt.measure import device as harness
+    from kopt.measure import variants
 
     device = harness.select_device(req["device"])
     progress.device(device)
-    return device
-
-
-def _prepare(req: dict, progress: Progress, proc, device: str | None = None):
-    """Choose the device (unless chosen), load ref.py (trusted), then have the kernel's process
-    import the kernel."""
-    from kopt.formats import set_tf32
-    from kopt.measure import variants
-
-    device = device or _device(req, progress)
     set_tf32(False)  # the judge's own float32 references (the bound's checks, a float32 fallback)
     ref = variants.load_reference(req["ref"])
     _go(req, device, proc)
@@ -199,25 +192,24 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     in this one process: ``{"correctness": <task_correctness's result>, "bench": <task_bench's> or
     None}``. The benchmark checks every timed call's outputs again on fresh inputs, so a kernel
     that is right only while checked still fails. On a GPU with ``req["clock"]``, the clock that
-    decides follows (``_clock``); its processes start with the gate and are made ready while it
-    runs (``_ready_beside_the_gate``)."""
-    device = _device(req, progress)
-    clock = _clock_processes(req, device)  # started before the kernel's import here: they start slower
-    try:
-        prepared = _prepare(req, progress, proc, device)
-        stats = None
-        if device == "cuda":  # the bound's statistics, imported while the gate runs
-            from kopt.measure import bound
+    decides follows (``_clock``); its processes start with the gate."""
+    prepared = _prepare(req, progress, proc)
+    clock = _clock_processes(req, prepared[0])
+    stats = None
+    if prepared[0] == "cuda":  # the bound's statistics, imported while the gate runs
+        from kopt.measure import bound
 
-            stats = bound.preload()
-        if clock:
-            clock.warm_up(go=lambda p: _go(req, prepared[0], p))
+        stats = bound.preload()
+    try:
         progress.phase("correctness")
         checked = _per_config(req, progress, _check(req), prepared)
         if not all(r.get("ok") for r in checked["configs"]):
             return {"correctness": checked, "bench": None}
-        _ready_beside_the_gate(clock, stats, progress)
+        if stats is not None:  # a thread of the judge's that holds its GIL, never beside a timed batch
+            stats.join()
         progress.phase("bench", checked["env"])
+        if clock:
+            clock.warm_up(go=lambda p: _go(req, prepared[0], p))
         baseline = req["kernel"].startswith("torch:")
         time_it = _time({**req, "opts": _second_clock_opts(req["opts"], baseline)} if clock else req, progress)
         bench = _per_config(req, progress, time_it, prepared, checked["env"])
@@ -231,22 +223,6 @@ def task_check_then_time(req: dict, progress: Progress, proc) -> dict:
     finally:
         if clock:
             clock.end()
-
-
-def _ready_beside_the_gate(clock, stats, progress: Progress) -> None:
-    """What the judge starts beside the gate, done before the in-process timing starts, never
-    beside its bound batches: the clock's processes begun (the kernel imported, the first one's
-    Nsight Compute set up by its warm-up launch: 1-2 s of six processes' CPU and a launch), and the
-    thread importing scipy.stats (``stats``: it holds the judge's GIL, and a judge late to queue a
-    batch's read lengthens the batch). Either scattered the first config's batches on an H200: a
-    36 µs softmax's 16 over 95-130 µs a call and more, a standard error of 2.6-5.3 µs against
-    0.01-0.16 µs without (docs/runs/h200-bound-spread-a41b14a/). Waited for here where they take
-    longer than the gate (a cold machine: scipy's first import compiles it)."""
-    progress.start("ready for the timing")
-    if clock:
-        clock.ready()
-    if stats is not None:
-        stats.join()
 
 
 def _profile_here(req: dict, progress: Progress, prepared, bench: dict) -> dict:

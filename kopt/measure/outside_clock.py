@@ -15,13 +15,12 @@ another that cut them by marker launches: the kernel pushes the labels and launc
 The calls are drawn fresh, poisoned and checked as everywhere, and before each the judge flushes
 the L2 from its own CUDA context (a 256 MB write: no launch of the kernel's process is the
 harness's). The processes start together with the gate (kopt.measure.child) and make their CUDA
-context at once; while the gate runs they are begun and import the kernel, the first alone, then
-the others at once, so that none of it lies inside the in-process timing's bound batches (the
-timing waits for it where the gate is shorter). Nsight Compute profiles one process at a time, and a process that
+context at once; beside the in-process timing they are begun and import the kernel, the first
+alone, then the others at once. Nsight Compute profiles one process at a time, and a process that
 has launched holds it until it has left (another's launches fail meanwhile: 'a driver resource
 was unavailable', H100): only the first config's process makes a warm-up launch then, before any
 code of the kernel's is imported (Nsight Compute's set-up at a process's first launch, 0.63-0.66 s
-on the H100, is paid beside the gate; the launch is dropped from the record by
+on the H100, is paid beside the in-process timing; the launch is dropped from the record by
 position and name); the others pay it on their first call. The configs' calls run one after another, each process ended
 before the next config's calls.
 
@@ -82,8 +81,8 @@ CLOCK_SETS = 8
 
 class ClockProcesses:
     """One kernel process per config under Nsight Compute (``tool``), started together as soon as
-    the GPU is bound: torch's import and the CUDA context overlap the gate (kopt.inside.serve), and
-    so does ``warm_up``, which begins them, the first with one
+    the GPU is bound: torch's import and the CUDA context overlap the gate (kopt.inside.serve). Once
+    the gate has passed, ``warm_up`` begins them beside the in-process timing, the first with one
     warm-up launch (Nsight Compute's set-up at a first launch, 0.6 s, paid then: the module's
     docstring says why the first alone), then the others at once, and each imports the kernel. A
     process whose warm-up fails is started again and is begun in its turn."""
