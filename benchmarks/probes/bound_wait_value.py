@@ -12,10 +12,12 @@ the GPU's front end waits, no SM spins), and the judge writes the word on its ow
 placing (cuStreamWriteValue32). The calls: y = 2x on 4096 x 4096 fp32 (64 MB each way, about a
 softmax's time). Mode "event" is today's order, mode "value" this one; each with
 HOST_US of busy host time before every launch (a Triton launch from Python costs 20-40 µs). Printed
-per mode: the batch per call (median, 10th-90th percentile), its calls' part, the placing's, and
-whether the driver took the stream memory operations at all.
+per mode: the batch per call (median, 10th-90th percentile), its calls' part and the placing's
+(compare the placing across modes: the worker's stream waits through it); a batch whose read
+finds outputs not its own (poisoned before it) gives no figure, and a failed driver call is said
+with its CUresult. Run it under `timeout`.
 
-    source benchmarks/gpu_env.sh; python3 benchmarks/probes/bound_wait_value.py
+    source benchmarks/gpu_env.sh; timeout -s INT 300 python3 benchmarks/probes/bound_wait_value.py
 
 Written 2026-11-29 on the CPU, not yet run (the session's device time was spent).
 """
@@ -80,6 +82,8 @@ def batch(a, mode: str, n: int, host_us: float, parts) -> tuple[float, float, fl
         said = a.recv()
         if said:
             return said
+    for y in ys:  # poisoned where the read looks, on this stream: before the calls in both modes
+        y.view(-1)[points] = float("nan")
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
     ev[0].record()
     for x, d in zip(xs, private, strict=True):
@@ -92,13 +96,17 @@ def batch(a, mode: str, n: int, host_us: float, parts) -> tuple[float, float, fl
         a.recv()
     else:
         rc = write_value(ctypes.c_void_p(stream.cuda_stream), word.data_ptr(), n, 0)
-        if rc:
+        if rc:  # the worker's calls released all the same, so the next batch is not stuck behind them
+            word.fill_(n)
+            torch.cuda.synchronize()
             return f"cuStreamWriteValue32 returned {rc}"
     stream.wait_event(done)
     ev[2].record()
     seen = torch.stack([y.view(-1)[points] for y in ys])
     ev[3].record()
-    seen.cpu()
+    want = 2 * torch.stack([x.view(-1)[points] for x in xs])
+    if not torch.equal(seen, want):  # the calls ran before the placing, or not at all: no figure
+        return "the read found outputs that are not this batch's (the wait did not hold the calls)"
     return tuple(ev[i].elapsed_time(ev[j]) * 1e3 / K for i, j in ((0, 3), (1, 2), (0, 1)))
 
 
@@ -111,8 +119,9 @@ def main() -> None:
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     points = torch.randint(0, ROWS * COLS, (4096,), device="cuda")
     a, b = ctx.Pipe()
-    p = ctx.Process(target=kernel_side, args=(b, xs, ys, word))
+    p = ctx.Process(target=kernel_side, args=(b, xs, ys, word), daemon=True)
     p.start()
+    b.close()  # a worker that dies ends this side's recv (EOFError), not a wait forever
     done = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), a.recv())
     placed = torch.cuda.Event(interprocess=True)
     a.send(placed.ipc_handle())
@@ -139,8 +148,6 @@ def main() -> None:
                 f"placing {statistics.median(place):7.2f}",
                 flush=True,
             )
-            ok = all(torch.equal(y, 2 * x) for x, y in zip(xs, ys, strict=True))
-            print(f"   outputs right after the last batch: {ok}", flush=True)
     a.send("end")
     p.join()
 
