@@ -59,7 +59,9 @@ class Guard:
             for name, val in list(vars(mod).items()):
                 if callable(val) and not name.startswith("__"):
                     self.items.append((mod, name, val))
-        self.threads = {t.ident for t in threading.enumerate()}
+        # the threads themselves, not their idents: a thread that ends frees its ident for the next
+        # one started (CI: torch's timer thread took the ident of a thread the test found before it)
+        self.threads = set(threading.enumerate())
 
     def check(self, where: str) -> None:
         for obj, attr, val in self.items:
@@ -88,8 +90,8 @@ IDLE_LOOPS = (
 WAITING = ("/threading.py", "/queue.py")  # Event.wait, Condition.wait, Queue.get
 
 
-def _working(before: set) -> list[threading.Thread]:
-    """The threads started since ``before`` (their idents) that are not a library's own thread
+def _working(before: set[threading.Thread]) -> list[threading.Thread]:
+    """The threads started since ``before`` (the threads alive then) that are not a library's own thread
     waiting between its jobs (``IDLE_LOOPS``, below any waiting primitive): any other thread, or
     one of those running, is working. A tripwire, as the Guard is: the proof that the work is done
     inside the call is the judge's check right after it."""
@@ -102,7 +104,7 @@ def _working(before: set) -> list[threading.Thread]:
     frames.pop(threading.get_ident(), None)
     out = []
     for t in threading.enumerate():
-        if t.ident in before or not t.is_alive():
+        if t in before or not t.is_alive():
             continue
         if not _idle(frames.get(t.ident)):
             out.append(t)

@@ -5,7 +5,10 @@ import importlib.util
 import threading
 import time
 
-from kopt.inside.guard import _working
+import pytest
+
+from kopt.inside.guard import Guard, _working
+from kopt.measure.faults import KernelFault
 
 LOOP = """import threading
 
@@ -39,7 +42,7 @@ def test_tqdms_monitor_waiting_is_idle_and_the_same_loop_elsewhere_is_working(tm
         (tmp_path / name).mkdir()
         (tmp_path / name / "_monitor.py").write_text(LOOP)
         mods.append(_loaded(tmp_path / name / "_monitor.py"))
-    before = {t.ident for t in threading.enumerate()}
+    before = set(threading.enumerate())
     library, own = (_started(m.run) for m in mods)
     try:
         for _ in range(1000):  # until both wait (a thread under load may still be starting)
@@ -64,7 +67,7 @@ def test_inductors_worker_timer_asleep_is_idle_and_while_it_calls_is_working():
         calling.set()
         release.wait()
 
-    before = {t.ident for t in threading.enumerate()}
+    before = set(threading.enumerate())
     timer = Timer(0.2, call)  # sleeps 0.1 s between checks, calls after 0.2 s without an event
     timer.record_call()
     try:
@@ -81,6 +84,28 @@ def test_inductors_worker_timer_asleep_is_idle_and_while_it_calls_is_working():
         release.set()
 
 
+def test_a_thread_started_after_another_ended_is_new_though_it_takes_its_ident():
+    """An ended thread's ident goes to the next thread started (glibc reuses its stack): the check
+    compared idents, so a thread the kernel started after one alive at the Guard's start had ended
+    passed as old (CI: torch's timer thread took the ident of a thread alive before it)."""
+    stop = threading.Event()
+    for _ in range(20):  # until the ident is reused (every time on glibc; another thread may take it)
+        ended = threading.Event()
+        earlier = _started(ended.wait)
+        guard = Guard()
+        ended.set()
+        earlier.join()
+        later = _started(lambda: stop.wait(5))
+        if later.ident == earlier.ident:
+            break
+    try:
+        assert later.ident == earlier.ident, "no ident reused in 20 tries: the case this test is for did not arise"
+        with pytest.raises(KernelFault, match="left a background thread running"):
+            guard.check("a call")
+    finally:
+        stop.set()
+
+
 def test_a_check_keeps_no_frame_of_its_caller_alive():
     """The thread check read this thread's frame too: a cycle (its own frame holds the frames it
     read) kept the caller's frame, and the kernel's returned outputs in it, alive until Python's
@@ -88,8 +113,6 @@ def test_a_check_keeps_no_frame_of_its_caller_alive():
     memory. With collection off, the caller's local is gone the moment it returns."""
     import gc
     import weakref
-
-    from kopt.inside.guard import Guard
 
     class Output:
         pass
