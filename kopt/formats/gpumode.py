@@ -376,10 +376,11 @@ class Problem:
         callees = tolerance.run_time_callees(reference_py)
         if not callees:
             return None
+        output = self._ref_kernel(_cloned(inputs))  # what the check is given: a check may read it
         with on_the_harness_device():
             data = pack(_cloned(inputs))
             return tolerance.run_time_tolerance(
-                self.mod, data, callees, reference_py, tolerance.utils_defaults(reference_py)
+                self.mod, data, output, callees, reference_py, tolerance.utils_defaults(reference_py)
             )
 
     def _junk(self, inputs: dict, outputs: list[str]) -> list[str]:
@@ -452,18 +453,24 @@ class Problem:
         return self._read[name]
 
     def _never_reads(self, inputs: dict, name: str) -> bool:
-        """``ref_kernel``'s result is the same, bit for bit, with data element ``name`` filled with 0
-        and with NaN (integers: their largest value; booleans: True): it never reads it."""
+        """``ref_kernel``'s result is the same, bit for bit, with data element ``name`` as drawn,
+        filled with 0 and filled with NaN (integers: their largest value; booleans: True): it never
+        reads it. The draw is one of the three: a read through a comparison (``x * (r > 0.25)``)
+        gives False for 0 and NaN alike, so the fills alone took a mask for an unread buffer, zeroed
+        it in every draw and let a kernel returning zeros pass."""
         results = []
-        for fill in (0, _another_value(inputs[name].dtype)):
+        for fill in (None, 0, _another_value(inputs[name].dtype)):
             copies = _cloned(inputs)
             try:
-                copies[name].fill_(fill)
+                if fill is not None:
+                    copies[name].fill_(fill)
                 results.append(self._returned(self._ref_kernel(copies)))
             except Exception:  # noqa: BLE001 - a buffer it cannot run with is one it reads
                 return False
-        first, second = results
-        return len(first) == len(second) and all(_bitwise_equal(a, b) for a, b in zip(first, second, strict=True))
+        drawn, *filled = results
+        return all(
+            len(drawn) == len(f) and all(_bitwise_equal(a, b) for a, b in zip(drawn, f, strict=True)) for f in filled
+        )
 
     def reference(self, **inputs):
         """``ref_kernel`` on the inputs packed as gpu-mode's data; what it returns (a tensor, or a

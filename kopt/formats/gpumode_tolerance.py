@@ -92,17 +92,18 @@ class _Given(BaseException):  # noqa: N818 - not an error: the comparison's argu
         self.kwargs = kwargs
 
 
-def run_time_tolerance(mod, data, callees: list[str], reference_py: Path, defaults: dict) -> dict:
-    """``check_implementation(data, None)`` with the comparisons ``callees`` (names in ``mod``)
-    replaced by one that records the ``rtol`` and ``atol`` it is given (``defaults`` for one it
-    leaves out) and stops there: the first such comparison's."""
+def run_time_tolerance(mod, data, output, callees: list[str], reference_py: Path, defaults: dict) -> dict:
+    """``check_implementation(data, output)`` (``output``: ref_kernel's own, as a check of several
+    outputs indexes it) with the comparisons ``callees`` (names in ``mod``) replaced by one that
+    records the ``rtol`` and ``atol`` it is given (``defaults`` for one it leaves out) and stops
+    there: the first such comparison's."""
 
     def given(*args, **kwargs):
         raise _Given(kwargs)
 
     try:
         with _replaced(mod, callees, given):
-            mod.check_implementation(data, None)
+            mod.check_implementation(data, output)
     except _Given as g:
         tol = {k: g.kwargs.get(k, defaults[k]) for k in ("rtol", "atol")}
         if all(_number(v) and v >= 0 for v in tol.values()):

@@ -201,7 +201,12 @@ def _survey_here(folder: Path, specs: list[dict]) -> tuple[list[dict], list[str]
         return kept, notes, f"outputs: not found here (the check's process ended: {why}); found where kopt runs it"
     if "error" in marked[-1]:
         return kept, notes, f"outputs: not found on this machine ({marked[-1]['error']}); found where kopt runs it"
-    return kept, notes, f"outputs (ref_kernel's, in its order, for {kept[0]}): {marked[-1]['outputs']}"
+    line = f"outputs (ref_kernel's, in its order, for {kept[0]}): {marked[-1]['outputs']}"
+    if marked[-1].get("scratch"):  # zeroed for every call, never compared: said, for the user to check
+        line += (
+            f"; scratch (ref_kernel never reads them: zeroed for every call, never compared): {marked[-1]['scratch']}"
+        )
+    return kept, notes, line
 
 
 def _text(b) -> str:
@@ -232,7 +237,8 @@ def print_survey(folder: str, specs_json: str) -> None:
         kept, _ = gpumode_cpu.choose(specs, said)
         # where none ran here, the cheapest as it is: its outputs, or the error that stopped them all
         first = kept[0] if kept else min(specs, key=gpumode_cpu.cost)
-        said_out = {"outputs": problem.setup(seed=0, **first)["outputs"]}
+        drawn = problem.setup(seed=0, **first)
+        said_out = {"outputs": drawn["outputs"], "scratch": drawn["scratch"]}
     except (ProblemError, gpumode_cpu.Fatal) as e:
         said_out = {"problem": str(e)}
     except Exception as e:  # noqa: BLE001 - the problem's own code, run on this machine

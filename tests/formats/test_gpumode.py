@@ -227,6 +227,7 @@ def test_a_new_tensor_is_out_not_the_input_of_its_shape_and_the_submission_passe
         ("a, b = data\n    return a + b", ["out"]),  # b is read: an input
         ("a, b = data\n    b[...] = 0\n    return a * 2", ["data1"]),  # written, never read
         ("a, b = data\n    return a * 2 + b.isnan().any()", ["out"]),  # read only where it is NaN
+        ("a, b = data\n    return a * (b > 0.25)", ["out"]),  # read only through a comparison: False for 0 and NaN
         ("a, b = data\n    return (a * 2).double()", ["data1"]),  # another float's width: as gpu-mode compares
         ("a, b = data\n    return (a * 2).long()", ["out"]),  # an integer: b cannot hold it
     ],
@@ -446,7 +447,7 @@ def test_a_problem_this_machine_cannot_judge_is_one_line_naming_its_hardware(
     assert not (tmp_path / "ws").exists()
 
 
-def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path, run_params):
+def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path, run_params, capsys):
     """pmpp_v2/vectorsum's shape: a torch.empty(1) after the input that ref_kernel never reads (it
     returns a new 0-d sum): its uninitialized bytes made setup() "not deterministic"; now zeroed."""
     data = "a, torch.rand(1, device='cuda')"  # unseeded: junk as uninitialized memory is
@@ -455,6 +456,10 @@ def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path
     src = _problem(tmp_path, INPUT.format(returns=data) + ref + check, ref.replace("ref_kernel", "custom_kernel"))
     ws = tmp_path / "ws"
     assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    assert (
+        "; scratch (ref_kernel never reads them: zeroed for every call, never compared): ['data1']"
+        in capsys.readouterr().out
+    )
     with torch.device("cpu"):
         p = Problem(ws / "problem")
         one, two = p.setup(3, n=8), p.setup(3, n=8)
@@ -466,6 +471,45 @@ def test_an_unread_trailing_buffer_is_zeroed_so_a_seed_repeats_its_draw(tmp_path
     sums = "def custom_kernel(data):\n    data[1].add_(data[0].sum())\n    return data[1][0]\n"
     (ws / "kernels" / "v1.py").write_text(sums)
     assert _gate(ws, ws / "kernels" / "v1.py", run_params, tmp_path)["status"] == "pass"
+
+
+ROW_DROPOUT = """import torch
+
+
+def generate_input(n: int, seed: int):
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    x = torch.randn(n, n, device="cuda", generator=gen)
+    return x, torch.rand(n, 1, device="cuda", generator=gen)  # one draw per row: kept where over 0.25
+
+
+def ref_kernel(data):
+    x, r = data
+    return x * (r > 0.25) / 0.75
+
+
+from utils import make_match_reference  # noqa: E402
+
+check_implementation = make_match_reference(ref_kernel, rtol=1e-4, atol=1e-4)
+"""
+
+
+def test_a_trailing_element_read_only_through_a_comparison_is_an_input_and_zeros_fail(tmp_path, run_params):
+    """An adversary's problem: ``r > 0.25`` is False for 0 and for NaN alike, so the two fills
+    took r for an unread trailing buffer: zeroed in every draw, the expected output was all zeros
+    and a kernel returning zeros passed. The draw itself is now one of the runs compared."""
+    honest = "def custom_kernel(data):\n    x, r = data\n    return x * (r > 0.25) / 0.75\n"
+    src = _problem(tmp_path, ROW_DROPOUT, honest)
+    ws = tmp_path / "ws"
+    assert main(["init", str(ws), "--gpumode", str(src)]) == 0
+    with torch.device("cpu"):
+        drawn = Problem(ws / "problem").setup(3, n=8)
+    assert drawn["scratch"] == [] and drawn["outputs"] == ["out"] and drawn["inputs"]["data1"].all()
+    assert _gate(ws, ws / "kernels" / "v0.py", run_params, tmp_path)["status"] == "pass"
+    (ws / "kernels" / "v1.py").write_text(
+        "import torch\n\n\ndef custom_kernel(data):\n    return torch.zeros_like(data[0])\n"
+    )
+    assert _gate(ws, ws / "kernels" / "v1.py", run_params, tmp_path / "v1")["status"] == "incorrect"
 
 
 def test_an_argument_some_specs_leave_out_takes_generate_inputs_default(tmp_path, capsys):
@@ -494,19 +538,23 @@ PREFIX = (
     "    gen = torch.Generator(device='cuda')\n    gen.manual_seed(seed)\n"
     "    return torch.randn(n * n, device='cuda', generator=gen), torch.empty(n * n, device='cuda')\n\n\n"
     "def ref_kernel(data):\n    x, y = data\n    return torch.cumsum(x.to(torch.float64), dim=0)\n\n\n"
-    "def check_implementation(data, output):\n    scale = data[0].numel() ** 0.5\n"
+    "def check_implementation(data, output):\n    scale = {sized}.numel() ** 0.5\n"
     "    return match_reference(data, output, reference=ref_kernel, rtol=1e-5 * scale, atol=1e-5 * scale)\n"
 )
 
 
-@pytest.mark.parametrize("error, status", [(0.0, "pass"), (3e-3, "incorrect")])
-def test_a_tolerance_computed_at_run_time_is_evaluated_per_config(tmp_path, run_params, capsys, error, status):
+@pytest.mark.parametrize(
+    "sized, error, status", [("data[0]", 0.0, "pass"), ("data[0]", 3e-3, "incorrect"), ("output", 0.0, "pass")]
+)
+def test_a_tolerance_computed_at_run_time_is_evaluated_per_config(tmp_path, run_params, capsys, sized, error, status):
     """pmpp_v2's prefixsum: check_implementation scales its tolerance with the data's size, and its
     ref_kernel returns float64 for a float32 buffer the submission writes. The tolerance is
     check_implementation's own for each config's data (1e-5 * 8 at n = 8: 64 elements); a
-    submission off by more fails; its float32 result lands in the buffer as gpu-mode compares it."""
+    submission off by more fails; its float32 result lands in the buffer as gpu-mode compares it.
+    A check that reads its output (as one of several outputs indexes it) is given ref_kernel's own
+    (it was given None: "could not be evaluated")."""
     sub = f"import torch\n\n\ndef custom_kernel(data):\n    x, y = data\n    y[...] = torch.cumsum(x, 0) + {error}\n    return y\n"
-    src = _problem(tmp_path, PREFIX, sub)
+    src = _problem(tmp_path, PREFIX.format(sized=sized), sub)
     ws = tmp_path / "ws"
     assert main(["init", str(ws), "--gpumode", str(src)]) == 0
     assert "computed at run time (rtol=1e-05 * scale, atol=1e-05 * scale)" in capsys.readouterr().out
