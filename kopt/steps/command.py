@@ -126,8 +126,8 @@ def _judged(ws, meta: str, build_doc: dict, settings: dict, log: str, repeats: i
         return [], build_doc["error"], None
     try:
         runs, gate = _runs(ws, build_doc, settings, log, repeats, keep)
-    except GateTimeout as e:
-        return [], f"gate: {e}", None
+    except GateTimeout as e:  # its message starts "gate:"
+        return [], str(e), {"gate": "timeout", "why": str(e)}
     except ValueError as e:  # pandas: an empty or malformed CSV
         return [], f"{meta}: the command's CSV is unreadable: {e}", None
     problem = _run_problem(meta, runs, settings["timeout_s"], log)
@@ -244,7 +244,7 @@ def kernel_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> t
     try:
         return timers[backend](ws, build_doc, settings, log, raw)
     except GateTimeout as e:
-        return {}, f"gate: {e}: the script's time column decides"
+        return {}, f"{e}: the script's time column decides"
 
 
 def _ncu_gpu_us(ws, build_doc: dict, settings: dict, log: str, raw: Path) -> tuple[dict[str, float], str]:
@@ -393,7 +393,7 @@ def _ncu_profile(ws, build_doc: dict, settings: dict, log: str, csv: Path) -> tu
     try:
         run = _under_profiler(ws, build_doc, settings, log, wrapper)
     except GateTimeout as e:
-        return None, f"gate: {e}"
+        return None, str(e)
     if run.exit_code != 0 or not csv.is_file():
         return None, f"the command failed under Nsight Compute (exit {run.exit_code})"
     return _launches_by_class(csv), None

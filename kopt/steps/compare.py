@@ -32,7 +32,9 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
             reason = str(failed["error"].iloc[0]) if len(failed) else "benchmark produced no valid median"
     ok = status == "pass"
     evidence = not (len(df) and df["method"].astype(str).str.startswith("cpu-").any())
-    gate_timeout = bool(reason and str(reason).startswith("gate:"))
+    # the judge's own gate record says no GPU became idle, never the error's text: a kernel's fault
+    # reads as it likes ("gate: no idle GPU ..." stopped the loop for good, an adversary's version)
+    gate_timeout = ((corr.get("provenance") or {}).get("gate") or {}).get("gate") == "timeout"
     routes = None
     if meta.get("dispatch"):
         from kopt.workspace.target import route_for

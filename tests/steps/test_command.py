@@ -75,6 +75,26 @@ def test_an_unreadable_csv_fails_the_version_in_one_line(repo, tmp_path):
     assert records == [] and err.startswith("kernels/v0.yaml: the command's CSV is unreadable: ")
 
 
+def test_no_idle_gpu_is_the_gates_record_and_one_line(repo, tmp_path, monkeypatch):
+    """The fold stops the loop on the gate's own record ({"gate": "timeout"}), never on an error's
+    text; the line says "gate:" once (it said "gate: gate: no idle GPU ...")."""
+    from kopt.loop.gate import GateTimeout
+    from kopt.steps import command
+
+    def no_gpu(*a):
+        raise GateTimeout("gate: no idle GPU after 3600 s and 7 checks (limit 3600 s): GPU 0: busy")
+
+    monkeypatch.setattr(command, "acquire", no_gpu)
+    spec = CommandSpec(repo, "true", "*.csv", "us_triton", ["seq_len"], None, 0.0, None, None, 1, [], "cuda")
+    ws = type("Ws", (), {"command": spec})()
+    build = {"status": "ok", "worktree": str(tmp_path / "wt")}
+    settings = {"timeout_s": 60, "gate": {"enabled": True}, "device": "auto"}
+    records, err, gate = command._judged(
+        ws, "kernels/v0.yaml", build, settings, str(tmp_path / "log"), 1, tmp_path / "r"
+    )
+    assert records == [] and err.startswith("gate: no idle GPU after 3600 s") and gate["gate"] == "timeout"
+
+
 def test_one_mean_over_all_configs_never_stands_for_several_classes():
     """H200, examples/repo_softmax before its bench.py marked its configs: every config of both
     classes got the same 63.68 us (one mean over all launches); the script's column decides instead."""

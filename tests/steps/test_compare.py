@@ -34,6 +34,10 @@ def test_interpreter_timings_are_not_evidence_and_a_gate_timeout_is_named(tmp_pa
     corr, df = _records(tmp_path, rows=[{**base, "median_us": 5.0, "profiler_us": None, "method": "cpu-interpreter"}])
     assert not candidate("v1", corr, df, {"target_class": "N=256"}, "k.py").evidence
     corr, df = _records(tmp_path, status="failed", error="gate: no idle GPU after 3600 s")
+    assert not candidate("v2", corr, df, {}, "k.py").gate_timeout, "a kernel's own fault text stopped the loop"
+    doc = json.loads((tmp_path / "correctness.json").read_text())
+    doc["provenance"] = {"gate": {"gate": "timeout", "why": "gate: no idle GPU after 3600 s"}}  # the judge's record
+    (tmp_path / "correctness.json").write_text(json.dumps(doc))
     c = candidate("v2", corr, df, {}, "k.py")
     assert c.gate_timeout and c.status == "failed"
 

@@ -120,6 +120,7 @@ def test_no_idle_gpu_fails_the_version_and_stops_its_child(tiny, tmp_path, run_p
     monkeypatch.setattr(step, "gate_for", lambda params: ChildOutcome("gate", error=why, gate={"gate": "timeout"}))
     m, profile = _measure(tiny, tmp_path, params, profiler="ncu" if wrapped else "auto")
     assert m.correctness["status"] == "failed" and m.correctness["error"].startswith("gate: no idle GPU")
+    assert m.correctness["provenance"]["gate"] == {"gate": "timeout"}  # what the fold reads, never the text
     assert profile["status"] == "skipped" and "gate: no idle GPU" in profile["error"]
     assert [c["went"] for c in seen] == [False] and all(_gone(c["pid"]) for c in seen)
 
