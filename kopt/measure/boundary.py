@@ -29,8 +29,21 @@ from pathlib import Path
 from kopt.measure import reaper, wire
 from kopt.measure.faults import HarnessFault, KernelFault
 
-# signals that come from outside the kernel (the OOM killer, a user): no verdict, the job fails
+# signals that may come from outside the kernel (the OOM killer, a user, the job's end): no verdict,
+# the job fails, where ``KernelProcess._from_outside`` finds they did
 EXTERNAL = {signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+OWN_SIGNAL_WAIT_S = 1.0  # how long a signal to the whole job takes to reach the judge as well
+
+
+def oom_kills() -> int | None:
+    """The OOM killer's kills on this machine so far (/proc/vmstat's ``oom_kill``: a cgroup's
+    OOM kills count there too); None where it cannot be read. ``KOPT_OOM_KILLS_FILE`` names a file
+    of that form to read instead (the tests' stand-in for the OOM killer)."""
+    try:
+        lines = Path(os.environ.get("KOPT_OOM_KILLS_FILE") or "/proc/vmstat").read_text().splitlines()
+    except OSError:
+        return None
+    return next((int(line.split()[1]) for line in lines if line.startswith("oom_kill ")), None)
 
 
 def kernel_cache(kernel: str) -> dict[str, str]:
@@ -144,6 +157,7 @@ class KernelProcess:
             )
             theirs.close()
         KernelProcess.OWNED.add(self.proc.pid)
+        self.oom_kills_at_start = oom_kills()  # a signal it dies of is the OOM killer's only if this rises
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
         self.precision: dict | None = None  # torch's TF32 switches, asked and reported (kopt.measure.child._go)
         self.notes: list[str] = []  # how the interpreter ran the kernel unlike a GPU, as the process said (_keep_notes)
@@ -219,12 +233,28 @@ class KernelProcess:
         except subprocess.TimeoutExpired:
             self.end(keep=self.others())
             return f"the kernel's process closed its channel{self._at()} and was killed"
-        if rc < 0 and -rc in EXTERNAL and not self.ended and threading.current_thread() is threading.main_thread():
+        asked = rc < 0 and -rc in EXTERNAL and not self.ended and threading.current_thread() is threading.main_thread()
+        if asked and self._from_outside():
             self.end(keep=self.others())
             os.kill(os.getpid(), -rc)  # the judge ends as its kernel did: the job fails, no verdict
+        if asked:  # a verdict: a kernel that killed itself so left every later version undecided
+            return (
+                f"the process was killed by {signal.Signals(-rc).name}{self._at()}, not by the OOM killer nor with "
+                "its job (the judge was not stopped): a signal it sent itself, or one sent to it alone"
+            )
         if rc < 0:
             return f"the process was killed by {signal.Signals(-rc).name}{self._at()}"
         return f"the kernel's process exited with code {rc}{self._at()}"
+
+    def _from_outside(self) -> bool:
+        """The signal the kernel's process died of came from outside: the OOM killer's count rose
+        since it started (or cannot be read here), or the judge is stopped too within
+        ``OWN_SIGNAL_WAIT_S`` (a job's or a cluster's signal reaches all its processes; the
+        judge's own ends it while it waits here). Else the kernel sent it itself."""
+        if self.oom_kills_at_start is None or oom_kills() != self.oom_kills_at_start:
+            return True
+        time.sleep(OWN_SIGNAL_WAIT_S)
+        return oom_kills() != self.oom_kills_at_start
 
     def finish(self, keep: frozenset[int] = frozenset()) -> None:
         """Tell the kernel's process to leave, then end it (``end``), giving a profiler that wraps it
