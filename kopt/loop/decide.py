@@ -84,6 +84,16 @@ UNTRUSTED = (
     "which could have written its times"
 )
 
+OVERRIDDEN = (
+    "untrusted: settled by hand (override: in the version's metadata) where the judge's clocks disagreed or its "
+    "bound did not resolve: whoever wrote that file decided, not a measurement"
+)
+
+SELF_REPORTED = (
+    "untrusted: a command target's outputs are checked, and its times taken, by the commit's own benchmark "
+    "command (its CSV), which could have written them; kopt does not yet confine that command"
+)
+
 NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
 
 
@@ -105,6 +115,7 @@ class Candidate:
     routes: dict[str, str] | None = None  # dispatch: config key -> the version serving it
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
+    self_reported: bool = False  # a command target: its checks and times are its own command's CSV
     evidence: bool = True  # False: CPU timings (the interpreter's, a command's), which move no counter
     interpreter: bool = False  # the Triton interpreter's timings: every class a tie (they decide nothing)
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
@@ -874,7 +885,7 @@ def _disputed(step: _Step, disputed: list[str], verdicts: dict[str, str]) -> Non
     comp["override"] = {"decision": ov["decision"], "reason": ov["reason"], "disputed": disputed}
     if ov["decision"] == "keep":
         st["best"] = _best_of(cand, step.best)
-        _mark_untrusted(step, disputed)
+        comp["untrusted"] = OVERRIDDEN  # whatever the clocks: the keep is a person's word (or an agent's)
 
 
 def _mark_untrusted(step: _Step, classes: list[str]) -> None:
@@ -882,7 +893,9 @@ def _mark_untrusted(step: _Step, classes: list[str]) -> None:
     GPU time, read outside the kernel's process (a class decided on the script's median, when the
     two versions' GPU times are on different clocks, rests on the kernel's own events)."""
     rows = [r for r in step.comp["per_class"] if r["class"] in classes]
-    if step.cand.evidence and not all(r.get("gpu_clock") == "ncu" for r in rows):
+    if step.cand.self_reported:
+        step.comp["untrusted"] = SELF_REPORTED
+    elif step.cand.evidence and not all(r.get("gpu_clock") == "ncu" for r in rows):
         step.comp["untrusted"] = UNTRUSTED
 
 

@@ -60,6 +60,11 @@ def clocks(res: Results) -> list[str]:
     return [CLOCK_LINES[c] for c in seen if c in CLOCK_LINES]
 
 
+def untrusted_keeps(res: Results) -> list[dict]:
+    """Each keep that rests on what the judge did not measure itself, with why (compare.json's ``untrusted``)."""
+    return [{"version": v.name, "why": v.compare["untrusted"]} for v in res.versions if v.compare.get("untrusted")]
+
+
 def status_of(v: VersionData) -> str:
     """A version's decision, marked when its keep rests on a clock the kernel's process could write."""
     return f"{v.decision} (untrusted)" if v.compare.get("untrusted") else v.decision
@@ -238,7 +243,7 @@ def render_performance(res: Results, recommended: list[dict] | None = None) -> s
         device=res.last.compare.get("device"),
         method=res.last.compare.get("method"),
         clocks=clocks(res),
-        untrusted=[v.name for v in res.versions if v.compare.get("untrusted")],
+        untrusted=untrusted_keeps(res),
     )
 
 
@@ -405,7 +410,7 @@ def render_final(res: Results, plots: list[str]) -> str:
         plots=plots,
         clock=res.best.clock() if res.best else "script",
         clocks=clocks(res),
-        untrusted=[v.name for v in res.versions if v.compare.get("untrusted")],
+        untrusted=untrusted_keeps(res),
         device=res.last.compare.get("device"),
         method=res.last.compare.get("method"),
         baselines=baseline_problems(res),

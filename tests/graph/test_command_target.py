@@ -108,6 +108,9 @@ def test_the_fold_and_the_reports_take_the_commands_times(project):
     assert list(v3["median_us"]) == [5.0, 40.0]
     perf = (res / "performance.md").read_text()
     assert "| commit |" in perf and f"`{comps[1]['provenance']['commit'][:12]}`" in perf
+    # its checks and times are the command's own CSV: the keep says so, and the report with it
+    assert comps[1]["untrusted"].startswith("untrusted: a command target's outputs are checked")
+    assert f"> - v1: {comps[1]['untrusted']}" in perf and "**Untrusted keeps**" in perf
     profile = json.loads((res / "v1" / "profile" / "profile.json").read_text())
     assert profile["status"] == "skipped" and "no GPU" in profile["error"]
     assert validate_tree(res) == []
