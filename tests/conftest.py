@@ -127,7 +127,10 @@ def slurm_graph(shared_root) -> Path:
             cmd = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm"]
             cmd += ["--slurm-init-seconds-before-status-checks", "1", *SLURM_TARGETS, "--config", "device=cpu"]
             script = '"$@" > slurm.log 2>&1; echo $? > slurm.rc.part && mv slurm.rc.part slurm.rc'
-            subprocess.Popen(
-                ["sh", "-c", script, "sh", *cmd], cwd=folder, start_new_session=True, stdin=subprocess.DEVNULL
+            # not this worker's child: reaper.sweep() in this process (KernelProcess.end, tests/measure's
+            # test_watch and test_boundary) SIGKILLs every child it has; `setsid -f` forks and returns at
+            # once, so the run goes to init (no test has made this worker a subreaper yet: this comes first)
+            subprocess.run(
+                ["setsid", "-f", "sh", "-c", script, "sh", *cmd], cwd=folder, stdin=subprocess.DEVNULL, check=True
             )
     return folder

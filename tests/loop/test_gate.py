@@ -16,7 +16,9 @@ counter = os.environ["FAKE_SMI"] + ".n"
 n = int(open(counter).read()) if os.path.exists(counter) else 0
 if any(a.startswith("--query-gpu") for a in sys.argv):
     snap = state[min(n, len(state) - 1)]
-    open(counter, "w").write(str(n + 1))
+    part = counter + "." + str(os.getpid())  # swapped in whole: a concurrent job's reader never sees it empty
+    open(part, "w").write(str(n + 1))
+    os.replace(part, counter)
     for g in snap["gpus"]:
         print(f"{{g['index']}}, GPU-{{g['index']}}, {{g['util']}}, {{g['mem']}}")
 else:  # the processes of the snapshot whose GPU readings were just taken
@@ -154,12 +156,16 @@ def test_concurrent_gpu_jobs_never_share_a_gpu_and_a_claim_dies_with_its_job(fak
     def job(hold: float):
         return subprocess.Popen([sys.executable, "-c", CLAIMER, locks, str(hold)], stdout=subprocess.PIPE, text=True)
 
-    a, b = job(3), job(3)
-    got = sorted([a.stdout.readline().strip(), b.stdout.readline().strip()])
-    assert got == ["0", "1"]  # two jobs at once: two GPUs
-    c = job(0)  # a third while both are held: no GPU within its limit
-    assert c.wait(timeout=30) != 0 and c.stdout.read() == ""
-    a.wait(), b.wait()
+    a, b = job(600), job(600)  # held until killed below: a fixed 3 s ran out before c's first check under load
+    try:
+        got = sorted([a.stdout.readline().strip(), b.stdout.readline().strip()])
+        assert got == ["0", "1"]  # two jobs at once: two GPUs
+        c = job(0)  # a third while both are held: no GPU within its limit
+        assert c.wait(timeout=30) != 0 and c.stdout.read() == ""
+    finally:
+        for j in (a, b):
+            j.kill()
+            j.wait()
     d = job(0)  # the claims ended with their jobs
     assert d.stdout.readline().strip() == "0" and d.wait(timeout=30) == 0
 

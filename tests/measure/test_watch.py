@@ -14,6 +14,7 @@ HELPERS = r"""
 import os, sys, time
 def helper():
     f = open(sys.argv[1])  # stands in for /dev/nvidia0, held by every CUDA context
+    print("started", flush=True)  # once it holds it (its parent's exit said nothing of that)
     time.sleep(3)
     os._exit(0)
 if os.fork() == 0:  # a double fork: re-parented to the nearest subreaper, not under this process
@@ -22,7 +23,6 @@ if os.fork() == 0:  # a double fork: re-parented to the nearest subreaper, not u
         helper()
     os._exit(0)
 os.wait()
-print("started", flush=True)
 time.sleep(3)
 """
 
