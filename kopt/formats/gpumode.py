@@ -20,7 +20,7 @@ the workspace's ``problem/`` and writes a ``ref.py`` that hands kopt this module
   that order, once per config: an element of the data it returns itself (found by identity) is
   written in place, as the problem's own buffer; a new tensor lands in a trailing element of the
   data of its shape and dtype (or another float's width) only where ``ref_kernel`` provably never reads that element (its
-  result is the same with it filled with 0 and with NaN), else in a buffer of its own, ``out``
+  result is the same with it as drawn, filled with 0 and filled with NaN), else in a buffer of its own, ``out``
   (``out0``, ``out1``, ... by position where it returns several);
 - ``reference(**inputs)`` is ``ref_kernel`` on the data packed again (a tuple, or the one element),
   its tuple mapped onto the outputs in order.
@@ -322,6 +322,7 @@ class Problem:
         self._outputs: dict[tuple, list[str]] = {}
         self._unread_fill: dict[tuple, list[str]] = {}
         self._read: dict[str, bool] = {}
+        self._drawn: list | None = None  # ref_kernel's result on a spec's first draw, while its elements are surveyed
         self._lands: dict[tuple, list[str]] = {}  # per spec's shapes: where each returned tensor lands
         self._tolerance: dict[str, dict | None] = {}  # per spec: check_implementation's, where computed at run time
         self._updates: dict[str, list[str]] = {}  # per spec: the buffers it returns and reads (kopt.measure.reference)
@@ -354,10 +355,11 @@ class Problem:
         key = repr(sorted(spec.items()))  # values may be lists
         if key not in self._outputs:
             self._read = {}  # _unread's answers for this spec: _output_names and _junk ask of the same elements
-            self._outputs[key] = self._output_names(inputs)
+            self._outputs[key] = self._output_names(inputs)  # keeps ref_kernel's result on the draw (_drawn)
             self._unread_fill[key] = self._junk(inputs, self._outputs[key])
             # an element it returns itself and reads too (mla-decode's KV cache, appended to): an update
             self._updates[key] = [k for k in self._outputs[key] if k in inputs and not self._unread(inputs, k)]
+            self._drawn = None  # not held past the spec's first draw
         for k in self._unread_fill[key]:
             inputs[k].zero_()
         if key not in self._tolerance:
@@ -402,7 +404,7 @@ class Problem:
         data of its shape and dtype (or another float's width) that ``ref_kernel`` provably leaves unread (``_trailing_buffers``),
         else in a buffer of its own, ``out`` (``out0``, ``out1``, ... where it returns several)."""
         copies = _cloned(inputs)
-        returned = self._returned(self._ref_kernel(copies))
+        returned = self._drawn = self._returned(self._ref_kernel(copies))
         names = [next((k for k, v in copies.items() if v is t), None) for t in returned]
         claimed = [k for k in names if k]
         if len(set(claimed)) < len(claimed):
@@ -458,19 +460,19 @@ class Problem:
         reads it. The draw is one of the three: a read through a comparison (``x * (r > 0.25)``)
         gives False for 0 and NaN alike, so the fills alone took a mask for an unread buffer, zeroed
         it in every draw and let a kernel returning zeros pass."""
-        results = []
-        for fill in (None, 0, _another_value(inputs[name].dtype)):
+        drawn = self._drawn if self._drawn is not None else self._returned(self._ref_kernel(_cloned(inputs)))
+        for fill in (0, _another_value(inputs[name].dtype)):
             copies = _cloned(inputs)
             try:
-                if fill is not None:
-                    copies[name].fill_(fill)
-                results.append(self._returned(self._ref_kernel(copies)))
+                copies[name].fill_(fill)
+                got = self._returned(self._ref_kernel(copies))
+            except torch.cuda.OutOfMemoryError:
+                raise  # out of memory says nothing of what it reads
             except Exception:  # noqa: BLE001 - a buffer it cannot run with is one it reads
                 return False
-        drawn, *filled = results
-        return all(
-            len(drawn) == len(f) and all(_bitwise_equal(a, b) for a, b in zip(drawn, f, strict=True)) for f in filled
-        )
+            if len(got) != len(drawn) or not all(_bitwise_equal(a, b) for a, b in zip(drawn, got, strict=True)):
+                return False  # it reads it: no need to run the other fill
+        return True
 
     def reference(self, **inputs):
         """``ref_kernel`` on the inputs packed as gpu-mode's data; what it returns (a tensor, or a

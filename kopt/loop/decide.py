@@ -19,9 +19,10 @@ Pure (no torch, no I/O). Rules:
     version with a disputed class is not kept (work moved to the host or into gaps shortens the
     GPU time while the call gets slower; a faster script timer with a slower GPU kernel is not
     kept either). ``override`` in the version's metadata (decision and reason, written by a
-    person) settles a disputed version by hand, recorded as such; it has no effect on any other
-    decision. A keep that rests on a class not decided on Nsight Compute's clock is labelled
-    ``untrusted``: the kernel's process could have written its times.
+    person) settles a disputed version by hand, recorded as such and labelled ``untrusted``
+    (nothing tells who wrote the file); it has no effect on any other decision. A keep that rests
+    on a class not decided on Nsight Compute's clock is labelled ``untrusted``: the kernel's
+    process could have written its times; so is every keep of a command target (its CSV).
   * Unseen work: Nsight Compute times kernels only, and a kernel can tell the processes it wraps.
     What bounds the rest is the judge's own clock per call around batches of back-to-back calls in
     the timing process (``bound``: bound_us and its standard error, kopt.measure.bound), which
@@ -889,9 +890,10 @@ def _disputed(step: _Step, disputed: list[str], verdicts: dict[str, str]) -> Non
 
 
 def _mark_untrusted(step: _Step, classes: list[str]) -> None:
-    """A keep is marked untrusted unless every class it rests on was decided on Nsight Compute's
-    GPU time, read outside the kernel's process (a class decided on the script's median, when the
-    two versions' GPU times are on different clocks, rests on the kernel's own events)."""
+    """A keep is marked untrusted where a command target's own CSV checked and timed it, or where
+    a class it rests on was not decided on Nsight Compute's GPU time, read outside the kernel's
+    process (a class decided on the script's median, when the two versions' GPU times are on
+    different clocks, rests on the kernel's own events)."""
     rows = [r for r in step.comp["per_class"] if r["class"] in classes]
     if step.cand.self_reported:
         step.comp["untrusted"] = SELF_REPORTED

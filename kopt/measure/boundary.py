@@ -236,6 +236,8 @@ class KernelProcess:
         asked = rc < 0 and -rc in EXTERNAL and not self.ended and threading.current_thread() is threading.main_thread()
         if asked and self._from_outside():
             self.end(keep=self.others())
+            if -rc != signal.SIGKILL:  # SIGINT's handler raises KeyboardInterrupt (a verdict); SIGHUP may be ignored
+                signal.signal(-rc, signal.SIG_DFL)
             os.kill(os.getpid(), -rc)  # the judge ends as its kernel did: the job fails, no verdict
         if asked:  # a verdict: a kernel that killed itself so left every later version undecided
             return (
@@ -252,9 +254,12 @@ class KernelProcess:
         ``OWN_SIGNAL_WAIT_S`` (a job's or a cluster's signal reaches all its processes; the
         judge's own ends it while it waits here). Else the kernel sent it itself."""
         if self.oom_kills_at_start is None or oom_kills() != self.oom_kills_at_start:
+            return True  # (the count rises before the OOM killer's signal is sent)
+        try:
+            time.sleep(OWN_SIGNAL_WAIT_S)
+        except KeyboardInterrupt:  # the judge interrupted too
             return True
-        time.sleep(OWN_SIGNAL_WAIT_S)
-        return oom_kills() != self.oom_kills_at_start
+        return False
 
     def finish(self, keep: frozenset[int] = frozenset()) -> None:
         """Tell the kernel's process to leave, then end it (``end``), giving a profiler that wraps it

@@ -45,7 +45,6 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
         repair_of=meta.get("repair_of"),
         masked=bool(meta.get("masked", False)),
         override=meta.get("override"),
-        self_reported=corr.get("method") == "command",
         routes=routes,
         gate_timeout=gate_timeout,
         version=version,
@@ -86,6 +85,7 @@ def compare(
     df = pd.read_csv(bench_csv)
     meta = yaml.safe_load(Path(meta_yaml).read_text()) or {}
     cand = candidate(version, correctness_json, df, meta, kernel)
+    cand.self_reported = ws.command is not None  # the workspace says so, not a file its command could rewrite
     p = dec.from_settings(params)
     comp, _ = dec.decide(state, cand, p)
     comp["device"] = str(df["device"].iloc[0]) if len(df) else None

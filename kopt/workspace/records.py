@@ -404,7 +404,7 @@ class Compare(Closed):
     override: Any = None
     override_ignored: Any = None
     clock: str | None = None  # the clock of the GPU times: ncu (outside the kernel's process) or in-process
-    untrusted: str | None = None  # a keep decided on a clock the kernel's process could write
+    untrusted: str | None = None  # why a keep rests on what the judge did not measure (kopt.loop.decide)
 
 
 class NextAction(Open):

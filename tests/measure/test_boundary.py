@@ -121,24 +121,33 @@ def test_a_kernel_that_kills_itself_is_failed_not_taken_for_an_outside_stop(
     verdict, every rerun did the same and every later version stayed undecided. The OOM killer's
     count did not rise and the judge was not stopped with it: its verdict, failed."""
     monkeypatch.setenv("KOPT_ATTACK_SIGNAL", sig)
+    counted = tmp_path / "vmstat"  # the OOM killer's count, fixed: another job's OOM kill changes nothing here
+    counted.write_text("oom_kill 3\n")
+    monkeypatch.setenv("KOPT_OOM_KILLS_FILE", str(counted))
     corr, _, _ = run_version(tiny, ATTACKS / "kills_itself.py", run_params, tmp_path)
     assert attack() == [f"sent itself {sig}"]
     assert corr["status"] == "failed" and f"killed by {sig}" in corr["error"], corr["error"]
     assert "a signal it sent itself" in corr["error"]
 
 
-def test_a_kernel_the_oom_killer_ends_fails_the_job_with_no_verdict(tiny, tmp_path, run_params, attack, monkeypatch):
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGINT"])
+def test_a_kernel_the_oom_killer_ends_fails_the_job_with_no_verdict(
+    tiny, tmp_path, run_params, attack, monkeypatch, sig
+):
     """The same death with the OOM killer's count risen with it (a stand-in file for /proc/vmstat,
     raised by the kernel as the OOM killer's kill does): not the kernel's verdict; the job fails so
-    that a rerun measures again."""
+    that a rerun measures again. SIGINT too (the judge's own handler raised KeyboardInterrupt, and
+    that was written as a verdict)."""
     from kopt.measure import runner
 
+    monkeypatch.setenv("KOPT_ATTACK_SIGNAL", sig)
+    monkeypatch.setenv("KOPT_ATTACK_OOM", "1")
     counted = tmp_path / "kernel" / "vmstat"  # where the attack may write
     counted.write_text("oom_kill 3\n")
     monkeypatch.setenv("KOPT_OOM_KILLS_FILE", str(counted))
-    with pytest.raises(runner.Interrupted, match="stopped from outside by SIGKILL"):
+    with pytest.raises(runner.Interrupted, match=f"stopped from outside by {sig}"):
         run_version(tiny, ATTACKS / "kills_itself.py", run_params, tmp_path)
-    assert attack() == ["sent itself SIGKILL"] and not (tmp_path / "out" / "correctness.json").exists()
+    assert attack() == [f"sent itself {sig}"] and not (tmp_path / "out" / "correctness.json").exists()
 
 
 def test_the_sweep_kills_every_descendant_and_only_those(tmp_path):
