@@ -22,7 +22,8 @@ Pure (no torch, no I/O). Rules:
     person) settles a disputed version by hand, recorded as such and labelled ``untrusted``
     (nothing tells who wrote the file); it has no effect on any other decision. A keep that rests
     on a class not decided on Nsight Compute's clock is labelled ``untrusted``: the kernel's
-    process could have written its times; so is every keep of a command target (its CSV).
+    process could have written its times; so is every keep of a command target (its CSV) and
+    every keep judged on a fixed ``inputs.seed`` (answers computed ahead would pass).
   * Unseen work: Nsight Compute times kernels only, and a kernel can tell the processes it wraps.
     What bounds the rest is the judge's own clock per call around batches of back-to-back calls in
     the timing process (``bound``: bound_us and its standard error, kopt.measure.bound), which
@@ -95,6 +96,11 @@ SELF_REPORTED = (
     "command (its CSV), which could have written them; kopt does not yet confine that command"
 )
 
+PREDICTABLE = (
+    "untrusted: judged on a fixed inputs.seed, an input schedule the kernel can compute ahead (a replay of "
+    "answers made at import passes); inputs.seed: null draws fresh seeds"
+)
+
 NOT_EVIDENCE = "cpu-interpreter: timings are not evidence; this verdict moves no counter and stops nothing"
 
 
@@ -117,6 +123,7 @@ class Candidate:
     gate_timeout: bool = False  # no idle GPU within the gate's limit: nothing was run
     override: dict | None = None  # {"decision": keep|discard, "reason": ...}: settles a disputed version by hand
     self_reported: bool = False  # a command target: its checks and times are its own command's CSV
+    predictable: bool = False  # judged on a fixed inputs.seed (correctness.json's settings)
     evidence: bool = True  # False: CPU timings (the interpreter's, a command's), which move no counter
     interpreter: bool = False  # the Triton interpreter's timings: every class a tie (they decide nothing)
     clock: str = "in-process"  # gpu_us's: ncu (outside the kernel's process), in-process; judge: the CPU's
@@ -890,13 +897,15 @@ def _disputed(step: _Step, disputed: list[str], verdicts: dict[str, str]) -> Non
 
 
 def _mark_untrusted(step: _Step, classes: list[str]) -> None:
-    """A keep is marked untrusted where a command target's own CSV checked and timed it, or where
-    a class it rests on was not decided on Nsight Compute's GPU time, read outside the kernel's
-    process (a class decided on the script's median, when the two versions' GPU times are on
-    different clocks, rests on the kernel's own events)."""
+    """A keep is marked untrusted where a command target's own CSV checked and timed it, where its
+    inputs came from a fixed seed, or where a class it rests on was not decided on Nsight Compute's
+    GPU time, read outside the kernel's process (a class decided on the script's median, when the
+    two versions' GPU times are on different clocks, rests on the kernel's own events)."""
     rows = [r for r in step.comp["per_class"] if r["class"] in classes]
     if step.cand.self_reported:
         step.comp["untrusted"] = SELF_REPORTED
+    elif step.cand.predictable:
+        step.comp["untrusted"] = PREDICTABLE
     elif step.cand.evidence and not all(r.get("gpu_clock") == "ncu" for r in rows):
         step.comp["untrusted"] = UNTRUSTED
 

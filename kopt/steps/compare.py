@@ -22,6 +22,7 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
     """One version's records as the fold takes them: status, both clocks per config, classes, routes,
     metadata (target class, repair, mask, override), and whether its timings are evidence."""
     corr = json.loads(Path(correctness_json).read_text())
+    settings = (corr.get("provenance") or {}).get("settings") or {}
     tc = meta.get("target_class", "all")
     tcs = [tc] if isinstance(tc, str) else list(tc)
     status, reason = corr["status"], corr["error"]
@@ -47,6 +48,7 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
         override=meta.get("override"),
         routes=routes,
         gate_timeout=gate_timeout,
+        predictable=(settings.get("inputs") or {}).get("seed") is not None,  # the judge's settings, as it drew
         version=version,
         status="ok" if ok else status,
         reason=reason,

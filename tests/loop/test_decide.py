@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from kopt.loop import decide as dec
-from kopt.loop.decide import OVERRIDDEN, SELF_REPORTED, Candidate, Params, decide, fold, initial_state
+from kopt.loop.decide import OVERRIDDEN, PREDICTABLE, SELF_REPORTED, Candidate, Params, decide, fold, initial_state
 
 CLASSES = {"a1": "A", "a2": "A", "b1": "B"}
 
@@ -476,7 +476,7 @@ def test_a_keep_on_the_outside_clock_is_trusted_and_one_on_the_in_process_clock_
     assert comps[1]["untrusted"].startswith("untrusted: the clock that decided was read in the kernel's own process")
 
 
-def test_a_keep_by_hand_or_on_a_commands_own_csv_is_marked_untrusted_whatever_the_clock():
+def test_a_keep_by_hand_on_a_commands_own_csv_or_on_a_fixed_seed_is_marked_untrusted_whatever_the_clock():
     """An adversary's agent wrote ``override: keep`` into its own disputed version's yaml and it
     was kept with no mark (both clocks outside the kernel's process); a command target's checks
     and times are its own CSV's. Each keep says so, on the outside clock too and off the GPU."""
@@ -490,6 +490,10 @@ def test_a_keep_by_hand_or_on_a_commands_own_csv_is_marked_untrusted_whatever_th
     own.self_reported = True
     comps, _ = fold([outside("v0", 100.0, 500.0), own], P)
     assert comps[1]["decision"] == "keep" and comps[1]["untrusted"] == SELF_REPORTED
+    fixed = outside("v1", 90.0, 490.0)
+    fixed.predictable = True  # judged on a fixed inputs.seed
+    comps, _ = fold([outside("v0", 100.0, 500.0), fixed], P)
+    assert comps[1]["decision"] == "keep" and comps[1]["untrusted"] == PREDICTABLE
     off_gpu = Candidate(**{**cand("v1", 90, 90).__dict__, "evidence": False, "self_reported": True})
     comps, _ = fold([Candidate(**{**cand("v0").__dict__, "evidence": False}), off_gpu], P)
     assert comps[1]["decision"] == "keep" and comps[1]["untrusted"] == SELF_REPORTED and comps[1]["evidence"]

@@ -42,6 +42,18 @@ def test_interpreter_timings_are_not_evidence_and_a_gate_timeout_is_named(tmp_pa
     assert c.gate_timeout and c.status == "failed"
 
 
+def test_a_fixed_seed_in_the_judges_settings_makes_the_candidate_predictable(tmp_path):
+    """inputs.seed fixed: a schedule the kernel can compute ahead, read from the settings the judge
+    recorded with its verdict (correctness.json's provenance), never from the version."""
+    corr, df = _records(tmp_path)
+    assert not candidate("v1", corr, df, {}, "k.py").predictable
+    for seed, predictable in ((None, False), (7, True)):
+        doc = json.loads((tmp_path / "correctness.json").read_text())
+        doc["provenance"] = {"settings": {"inputs": {"seed": seed, "pool_sets": 32}}}
+        (tmp_path / "correctness.json").write_text(json.dumps(doc))
+        assert candidate("v1", corr, df, {}, "k.py").predictable is predictable
+
+
 def test_nsight_computes_calls_and_the_machine_that_clocked_it_reach_the_fold(tmp_path):
     """The calls behind each standard error (bench.csv's gpu_calls: the noise rule's degrees of
     freedom) and the GPU and machine start the child recorded (correctness.json's provenance)."""
