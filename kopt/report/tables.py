@@ -66,7 +66,7 @@ def untrusted_keeps(res: Results) -> list[dict]:
 
 
 def status_of(v: VersionData) -> str:
-    """A version's decision, marked when its keep rests on a clock the kernel's process could write."""
+    """A version's decision, marked when its keep rests on what the judge did not measure itself."""
     return f"{v.decision} (untrusted)" if v.compare.get("untrusted") else v.decision
 
 
