@@ -41,9 +41,9 @@ def oom_kills() -> int | None:
     of that form to read instead (the tests' stand-in for the OOM killer)."""
     try:
         lines = Path(os.environ.get("KOPT_OOM_KILLS_FILE") or "/proc/vmstat").read_text().splitlines()
-    except OSError:
+        return next((int(line.split()[1]) for line in lines if line.startswith("oom_kill ")), None)
+    except (OSError, ValueError, IndexError):
         return None
-    return next((int(line.split()[1]) for line in lines if line.startswith("oom_kill ")), None)
 
 
 def kernel_cache(kernel: str) -> dict[str, str]:
