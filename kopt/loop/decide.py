@@ -54,8 +54,9 @@ Pure (no torch, no I/O). Rules:
     (A command target's own benchmark on the CPU still decides, labelled.)
   * Repairs (repair_of: vK) of an incorrect proposal: up to 3; a failed repair counts against the
     proposal (abandoned after 3) and never moves the regression counter; a passing repair is
-    compared like any candidate (its regression does not count either). A repair_of that names a
-    version which was not incorrect or failed is refused ("invalid-repair").
+    compared like any candidate (its regression does not count either) and closes its proposal, so
+    a second one is refused. A repair_of that names a version which was not incorrect or failed, or
+    a repair rather than the proposal, is refused ("invalid-repair").
   * Dispatch (split) versions target the classes they route to a kernel other than the best's.
 """
 
@@ -314,8 +315,8 @@ def _repair(step: _Step) -> bool:
     comp["repair_of"] = cand.repair_of
     if cand.repair_of not in st["broken"]:
         detail = (
-            f"repair_of: {cand.repair_of} was not incorrect or failed, so there is nothing to repair; "
-            "a new idea names its parent: instead"
+            f"repair_of: {cand.repair_of} is no broken proposal (it was correct, a repair of one, or a passing "
+            "repair of it was judged already), so there is nothing to repair; a new idea names its parent: instead"
         )
         comp.update(decision="discard", reason="invalid-repair", detail=detail)
         return True
@@ -324,8 +325,9 @@ def _repair(step: _Step) -> bool:
         detail = f"{cand.repair_of} was abandoned after {MAX_REPAIRS} failed repairs; this repair is not evaluated"
         comp.update(decision="discard", reason="repair-limit", detail=detail)
         return True
-    if cand.status == "ok":
-        return False  # compared like any candidate
+    if cand.status == "ok":  # compared like any candidate; the proposal is repaired: no second passing repair
+        st["broken"].remove(cand.repair_of)  # (its regression does not count: repairs were unlimited so)
+        return False
     _failed_repair(step, tried + 1)
     return True
 
@@ -339,7 +341,8 @@ def _failed_repair(step: _Step, tried: int) -> None:
         st["abandoned"].append(cand.repair_of)
         detail += f"; {cand.repair_of} is abandoned"
     step.comp.update(decision="discard", reason=_failure(cand), detail=detail)
-    st["broken"].append(cand.version)
+    # not broken itself: the next repair names the proposal (a repair of a failed repair was charged
+    # to a fresh proposal, three attempts each, none ever abandoned)
 
 
 def _not_correct(step: _Step) -> bool:

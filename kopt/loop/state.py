@@ -104,7 +104,7 @@ def next_action(
         return {"action": "split", "dispatch": comp["split"]["dispatch"], "command": "kopt new --split"}
     proposal = comp.get("repair_of") or comp["version"]
     attempt = st["repairs"].get(proposal, 0) + 1
-    repairable = comp["version"] in st.get("broken", []) and proposal not in st["abandoned"]
+    repairable = proposal in st.get("broken", []) and proposal not in st["abandoned"]
     if comp["reason"] in ("incorrect", "failed") and repairable and attempt <= MAX_REPAIRS:
         v = comp["version"]
         return {

@@ -269,10 +269,26 @@ def test_a_repair_of_a_correct_version_is_refused():
     seq = [cand("v0"), cand("v1", 90, 90), Candidate(**{**cand("v2", 80, 80).__dict__, "repair_of": "v1"})]
     comps, st = fold(seq, P)
     assert (comps[2]["decision"], comps[2]["reason"]) == ("discard", "invalid-repair")
-    assert "v1 was not incorrect or failed" in comps[2]["detail"] and st["best"]["version"] == "v1"
+    assert "v1 is no broken proposal" in comps[2]["detail"] and st["best"]["version"] == "v1"
     seq[1] = cand("v1", status="incorrect")
     comps, _ = fold(seq, P)
     assert comps[2]["reason"] != "invalid-repair"
+
+
+def test_a_proposal_takes_one_passing_repair_and_a_repair_of_a_repair_is_refused():
+    """An adversary's loop: every version said repair_of: v1 (v1 incorrect), passed and ran 50%
+    slower: 20 regressions, none counted, the loop never stopped. A passing repair now closes its
+    proposal; and a repair naming a failed repair (each charged to a fresh proposal, none ever
+    abandoned) is refused: the next repair names the proposal."""
+    slow = [Candidate(**{**cand(f"v{i}", 150, 150).__dict__, "repair_of": "v1"}) for i in range(2, 10)]
+    comps, st = fold([cand("v0"), cand("v1", status="incorrect"), *slow], P)
+    assert comps[2]["decision"] == "discard" and comps[2]["reason"] == "regression"  # the one repair: not counted
+    assert all(c["reason"] == "invalid-repair" for c in comps[3:]) and "v1" not in st["broken"]
+    failed = Candidate(**{**cand("v2", status="incorrect").__dict__, "repair_of": "v1"})
+    chained = Candidate(**{**cand("v3", status="incorrect").__dict__, "repair_of": "v2"})
+    comps, st = fold([cand("v0"), cand("v1", status="incorrect"), failed, chained], P)
+    assert comps[2]["detail"].startswith("repair 1 of 3 of v1 failed") and comps[3]["reason"] == "invalid-repair"
+    assert st["repairs"] == {"v1": 1} and st["broken"] == ["v1"]
 
 
 # --- what compare.json holds, key for key -------------------------------------------------------
