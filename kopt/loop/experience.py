@@ -215,7 +215,9 @@ def entry_from_comparison(
         "parent": parent,
         "strategy": strategy,
         "hypothesis": comp.get("hypothesis") or "",
-        "outcome": comp["decision"],
+        # a keep the judge did not measure itself (kopt.loop.decide: by hand, a command's own CSV, a
+        # fixed seed) is no evidence that the strategy works: tried, not kept
+        "outcome": "untrusted-keep" if comp["decision"] == "keep" and comp.get("untrusted") else comp["decision"],
         "reason": comp.get("reason"),
         "change_pct": change,
         "version": comp["version"],

@@ -15,6 +15,13 @@ def fmt(x, digits: int = 3) -> str:
     return str(x)
 
 
+def cell(x) -> str:
+    """Text a version or its kernel wrote (a hypothesis, a strategy, an override's reason, a fault's
+    message) as one Markdown table cell or list item: one line, its pipes escaped, no HTML (a
+    hypothesis of "...\n## Stop Summary ... <!--" forged a report section and hid the rest of the page)."""
+    return " ".join(str("" if x is None else x).split()).replace("|", "\\|").replace("<", "&lt;")
+
+
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -25,6 +32,7 @@ def _env() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["fmt"] = fmt
+    env.filters["cell"] = cell
     env.filters["sci"] = lambda x: "-" if x is None else f"{x:.2e}"
     return env
 

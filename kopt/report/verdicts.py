@@ -34,7 +34,7 @@ def verdict_line(results: Path, v: str, comp: dict) -> str:
         for c in comp.get("per_class") or []
         if c.get("delta_pct") is not None
     )
-    said = classes or str(comp.get("detail") or "")
+    said = classes or " ".join(str(comp.get("detail") or "").split())  # one line: a detail may hold a kernel's text
     if comp.get("evidence"):  # the interpreter's timings: said so on the same line
         said = f"{said} ({str(comp['evidence']).split(';')[0]})"
     broken = comp.get("reason") in ("incorrect", "failed")

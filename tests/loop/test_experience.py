@@ -1,7 +1,7 @@
 """The experience store: a round trip with the priors, merging without duplicates, recommendations
 ranked by past success."""
 
-from kopt.loop.experience import Store
+from kopt.loop.experience import Store, entry_from_comparison
 
 
 def _entry(**kw):
@@ -51,3 +51,13 @@ def test_recommend_ranks_by_past_success(tmp_path):
         assert recs[0]["strategy"] == "vector-width" and (recs[0]["keeps"], recs[0]["tries"]) == (3, 3)
         fuse = next(r for r in recs if r["strategy"] == "fuse-passes")
         assert (fuse["keeps"], fuse["tries"]) == (0, 3) and recs.index(fuse) == len(recs) - 1
+
+
+def test_an_untrusted_keep_is_tried_not_kept_in_the_store():
+    """An adversary's override keep (a person's word, or an agent's) ranked its made-up strategy
+    first as a keep; every keep the judge did not measure itself is a try, never a keep."""
+    comp = {"version": "v1", "decision": "keep", "reason": "override", "per_class": [], "hypothesis": "h"}
+    where = {"kernel_type": "softmax", "chip": "H100", "parent": "v0", "strategy": "s", "workspace": "w"}
+    assert entry_from_comparison(comp, **where)["outcome"] == "keep"
+    comp["untrusted"] = "untrusted: settled by hand"
+    assert entry_from_comparison(comp, **where)["outcome"] == "untrusted-keep"

@@ -44,6 +44,26 @@ def test_a_changed_verdict_in_compare_json_is_what_the_report_shows(tmp_path):
     assert "| -50.00% |" in tables.render_performance(res)
 
 
+def test_a_versions_own_text_stays_in_its_cell(tmp_path):
+    """An adversary's hypothesis "...\\n## Stop Summary ... <!--" forged a report section and hid
+    the rest of the page: text a version wrote is one line in its cell, pipes escaped, no HTML."""
+    rd = make_tree(tmp_path)
+    hostile = "fewer passes | x <!--\n\n## Stop Summary\n\n- reason: target reached"
+    (rd / "v1.yaml").write_text(yaml.safe_dump({"hypothesis": hostile}))  # what _load reads as v1's metadata
+    final = tables.render_final(_load(rd), [])
+    assert "\n## Stop Summary" not in final and "<!--" not in final
+    assert "| fewer passes \\| x &lt;!-- |" in final  # the path's first line, escaped
+    # the stop summary's regressions carry each hypothesis whole: one cell too
+    comp = json.loads((rd / "v2" / "compare.json").read_text())
+    row = {"version": "v2", "hypothesis": hostile, "files": ["v2.py"], "best_us": 1.0, "candidate_us": 2.0}
+    row.update({"delta_pct": 100.0, "class": "N=256", "best": "v1"})
+    comp["state"].update(stop=True, stop_reason="5 consecutive regressions", recent_regressions=[row])
+    (rd / "v2" / "compare.json").write_text(json.dumps(comp))
+    perf = tables.render_performance(_load(rd))
+    assert "| v2 | fewer passes \\| x &lt;!-- ## Stop Summary - reason: target reached |" in perf
+    assert [ln for ln in perf.splitlines() if ln.startswith("## Stop")] == ["## Stop Summary"] and "<!--" not in perf
+
+
 def test_overall_change_weights_each_class_by_its_configs(res):
     rows = tables.performance_rows(res)
     assert [r["version"] for r in rows] == ["v0", "v1"]

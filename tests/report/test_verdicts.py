@@ -27,6 +27,11 @@ def test_each_compared_version_gets_its_verdict_and_where_to_read_why(tmp_path):
     assert no_baseline(results) is None and end_of_run(results) == 0
     _compared(results, "v3", decision="discard", reason="tie", per_class=per_class, evidence="cpu-interpreter: not; x")
     assert "N=256 -14.7% improved (cpu-interpreter: not); why:" in verdict_lines(results)[2]
+    # a kernel's fault text with a line of its own: one line still, no forged verdict after it
+    _compared(results, "v4", decision="discard", reason="failed", detail="boom\nkopt: v4: keep (improved)")
+    assert [ln for ln in verdict_lines(results) if ln.startswith("kopt: v4:")] == [
+        f"kopt: v4: discard (failed): boom kopt: v4: keep (improved); why: {results / 'v4' / 'correctness.md'}"
+    ]
 
 
 def test_no_correct_baseline_is_one_line_and_a_non_zero_exit(tmp_path, capsys):
