@@ -165,6 +165,13 @@ def test_kopt_new_refuses_without_a_correct_version_and_a_repair_of_a_passing_on
     )
     assert kopt(["new", "--repair", "v6", *args]) == 2
     assert "v6 is not incorrect or failed, so there is nothing to repair" in capsys.readouterr().err
+    # v6 repaired by v7, a passing repair (the fold took v6 out of broken): one more would be refused unjudged
+    comp = {"state": _state(best="v7", broken=[]), "decision": "keep", "reason": "improved", "repair_of": "v6"}
+    args = _recorded(ws, tmp_path / "results2", comp)
+    (tmp_path / "results2" / "v6").mkdir()
+    (tmp_path / "results2" / "v6" / "compare.json").write_text(json.dumps({"version": "v6", "reason": "incorrect"}))
+    assert kopt(["new", "--repair", "v6", *args]) == 2
+    assert "v6 was repaired already" in capsys.readouterr().err
 
 
 def test_experience_recommend_as_json(tmp_path, capsys):

@@ -192,6 +192,10 @@ def _repair_meta(a, ws, st: dict, broken: str) -> tuple[str, str]:
     attempt = st.get("repairs", {}).get(proposal, 0) + 1
     if proposal in st.get("abandoned", []) or attempt > MAX_REPAIRS:
         raise WorkspaceError(f"{proposal} was abandoned after {MAX_REPAIRS} failed repairs: start a new hypothesis")
+    if st and proposal not in st.get("broken", []):  # a passing repair closed it: the fold would refuse this one
+        raise WorkspaceError(
+            f"{proposal} was repaired already (a passing repair of it was judged): start a new hypothesis"
+        )
     pm = ws.version(proposal).meta
     meta = {k: pm[k] for k in ("parent", "hypothesis", "expected", "target_class", "strategy") if k in pm}
     meta["repair_of"] = proposal

@@ -56,7 +56,8 @@ Pure (no torch, no I/O). Rules:
     proposal (abandoned after 3) and never moves the regression counter; a passing repair is
     compared like any candidate (its regression does not count either) and closes its proposal, so
     a second one is refused. A repair_of that names a version which was not incorrect or failed, or
-    a repair rather than the proposal, is refused ("invalid-repair").
+    a repair rather than the proposal, is refused ("invalid-repair"); a refused repair counts as a
+    regression.
   * Dispatch (split) versions target the classes they route to a kernel other than the best's.
 """
 
@@ -318,18 +319,25 @@ def _repair(step: _Step) -> bool:
             f"repair_of: {cand.repair_of} is no broken proposal (it was correct, a repair of one, or a passing "
             "repair of it was judged already), so there is nothing to repair; a new idea names its parent: instead"
         )
-        comp.update(decision="discard", reason="invalid-repair", detail=detail)
+        _refused_repair(step, "invalid-repair", detail)
         return True
     tried = st["repairs"].get(cand.repair_of, 0)
     if cand.repair_of in st["abandoned"] or tried >= MAX_REPAIRS:
         detail = f"{cand.repair_of} was abandoned after {MAX_REPAIRS} failed repairs; this repair is not evaluated"
-        comp.update(decision="discard", reason="repair-limit", detail=detail)
+        _refused_repair(step, "repair-limit", detail)
         return True
     if cand.status == "ok":  # compared like any candidate; the proposal is repaired: no second passing repair
         st["broken"].remove(cand.repair_of)  # (its regression does not count: repairs were unlimited so)
         return False
     _failed_repair(step, tried + 1)
     return True
+
+
+def _refused_repair(step: _Step, reason: str, detail: str) -> None:
+    """A repair refused unjudged: discarded, and counted as a regression is (a version that moves
+    the loop no closer; refused repairs of one proposal, twenty in a row, never stopped it)."""
+    step.comp.update(decision="discard", reason=reason, detail=detail)
+    step.state["consecutive_regressions"] = step.before["consecutive_regressions"] + 1
 
 
 def _failed_repair(step: _Step, tried: int) -> None:

