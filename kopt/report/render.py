@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import jinja2
@@ -19,7 +20,7 @@ def cell(x) -> str:
     """Text a version or its kernel wrote (a hypothesis, a strategy, an override's reason, a fault's
     message) as one Markdown table cell or list item: one line, its pipes escaped, no HTML (a
     hypothesis of "...\n## Stop Summary ... <!--" forged a report section and hid the rest of the page)."""
-    return " ".join(str("" if x is None else x).split()).replace("|", "\\|").replace("<", "&lt;")
+    return re.sub(r"\s*[\r\n]+\s*", " ", str("" if x is None else x)).replace("|", "\\|").replace("<", "&lt;")
 
 
 @lru_cache(maxsize=1)
