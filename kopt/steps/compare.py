@@ -22,7 +22,7 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
     """One version's records as the fold takes them: status, both clocks per config, classes, routes,
     metadata (target class, repair, mask, override), and whether its timings are evidence."""
     corr = json.loads(Path(correctness_json).read_text())
-    settings = (corr.get("provenance") or {}).get("settings") or {}
+    prov = corr.get("provenance") or {}  # the judge's record: its gate, the settings it drew with, the machine
     tc = meta.get("target_class", "all")
     tcs = [tc] if isinstance(tc, str) else list(tc)
     status, reason = corr["status"], corr["error"]
@@ -35,7 +35,7 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
     evidence = not (len(df) and df["method"].astype(str).str.startswith("cpu-").any())
     # the judge's own gate record says no GPU became idle, never the error's text: a kernel's fault
     # reads as it likes ("gate: no idle GPU ..." stopped the loop for good, an adversary's version)
-    gate_timeout = ((corr.get("provenance") or {}).get("gate") or {}).get("gate") == "timeout"
+    gate_timeout = (prov.get("gate") or {}).get("gate") == "timeout"
     routes = None
     if meta.get("dispatch"):
         from kopt.workspace.target import route_for
@@ -48,7 +48,7 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
         override=meta.get("override"),
         routes=routes,
         gate_timeout=gate_timeout,
-        predictable=(settings.get("inputs") or {}).get("seed") is not None,  # the judge's settings, as it drew
+        predictable=((prov.get("settings") or {}).get("inputs") or {}).get("seed") is not None,
         version=version,
         status="ok" if ok else status,
         reason=reason,
@@ -60,7 +60,7 @@ def candidate(version: str, correctness_json: str, df: pd.DataFrame, meta: dict,
         **(gpu_times(df) if ok else {}),
         evidence=bool(evidence),
         interpreter=bool(len(df) and (df["method"].astype(str) == "cpu-interpreter").any()),
-        machine=((corr.get("provenance") or {}).get("env") or {}).get("machine") if ok else None,
+        machine=(prov.get("env") or {}).get("machine") if ok else None,
     )
 
 
