@@ -78,6 +78,9 @@ class Session:
                     "device auto chose the CPU here (a GPU device file, but torch sees no GPU) after this process "
                     "had imported Triton compiled (kopt.measure.child._interpreted): run it with device=cpu in the "
                     "config, and the Triton interpreter runs from the process's start"
+                    if msg["device"] == "auto"
+                    else f"device={msg['device']}, but this process was started without TRITON_INTERPRET=1 and had "
+                    "imported Triton compiled: whoever starts it for the CPU must set it (kopt.measure.child._interpreted)"
                 )
             os.environ["TRITON_INTERPRET"] = "1"
             from kopt.inside import interpreter

@@ -306,7 +306,7 @@ def test_a_profiler_that_waits_for_the_kernels_stragglers_is_not_held_by_them(tm
     (tmp_path / "profiler.py").write_text(WAITING_PROFILER)
     (tmp_path / "kernel.py").write_text(FORKS_A_STRAGGLER)
     proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=[sys.executable, str(tmp_path / "profiler.py")],
-                         sandbox=False, timeout_s=60)  # fmt: skip
+                         sandbox=False, timeout_s=60, env={"TRITON_INTERPRET": "1"})  # fmt: skip
     try:
         assert proc.target is not None and proc.target != proc.proc.pid
         proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
