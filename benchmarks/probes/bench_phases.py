@@ -25,6 +25,7 @@ from kopt.workspace.target import load_workspace  # noqa: E402
 
 SPENT: dict[str, float] = defaultdict(float)
 COUNT: dict[str, int] = defaultdict(int)
+LONGEST: dict[str, float] = defaultdict(float)
 
 
 def timed(module, name, label=None):
@@ -36,8 +37,10 @@ def timed(module, name, label=None):
             return real(*a, **k)
         finally:
             torch.cuda.synchronize()
-            SPENT[label or name] += time.perf_counter() - t
+            took = time.perf_counter() - t
+            SPENT[label or name] += took
             COUNT[label or name] += 1
+            LONGEST[label or name] = max(LONGEST[label or name], took)
 
     setattr(module, name, wrapper)
 
@@ -72,6 +75,13 @@ def main():
         (trial.Trial, "judged"),
         (trial.Trial, "outputs_now"),
         (trial.Trial, "_expected"),
+        (trial.Trial, "expected_at"),
+        (trial.Trial, "_pool"),
+        (trial.Trial, "_pool_size"),
+        (trial, "release_arena"),
+        (reference, "probe"),
+        (reference, "place"),
+        (bound, "_to_host"),
         (trial, "compare"),
         (inputs.Pool, "redraw"),
         (inputs.Pool, "poison"),
@@ -99,6 +109,7 @@ def main():
             timed(mod, name, f"{getattr(mod, '__name__', mod)}.{name}")
     SPENT.clear()
     COUNT.clear()
+    LONGEST.clear()
     t = time.perf_counter()
     proc = child._start_kernel("check_then_time", req)
     try:
@@ -111,7 +122,8 @@ def main():
         f"== check_then_time: {total:.2f} s in this process, bench ran: {ok} (torch import + CUDA init before: {T_TORCH:.2f} s)"
     )
     for k in sorted(SPENT, key=lambda k: -SPENT[k]):
-        print(f"   {k:45s} {SPENT[k]:8.2f} s  {COUNT[k]:6d} calls  {1e3 * SPENT[k] / COUNT[k]:8.2f} ms/call")
+        each = f"{1e3 * SPENT[k] / COUNT[k]:8.2f} ms/call (longest {1e3 * LONGEST[k]:.1f})"
+        print(f"   {k:45s} {SPENT[k]:8.2f} s  {COUNT[k]:6d} calls  {each}")
 
 
 main()

@@ -193,15 +193,27 @@ class Trial:
         """The judge's copy of what the kernel left in the arena's outputs."""
         return {n: t.clone() for n, t in s.outputs(self.layout).items()}
 
-    def check(self, s: InputSet, d: Draw, answer: dict, detail: bool = False, got: dict | None = None, at=None) -> dict:
+    def expected_at(self, d: Draw, at: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """The reference's outputs for ``d`` at the row-major element indices ``at`` (output name ->
+        indices), left on the reference's device, queued, not waited for; the whole outputs scrubbed."""
+        exp = self._expected(d)
+        try:
+            return {name: exp[name].reshape(-1)[at[name].to(exp[name].device)] for name in self.layout.names}
+        finally:
+            reference.scrub(exp)
+
+    def check(
+        self, s: InputSet, d: Draw, answer: dict, detail: bool = False, got: dict | None = None, want=None
+    ) -> dict:
         """The outputs the kernel left in the arena for draw ``d`` (``got``: the judge's copy, taken
-        when it answered unless given), against the reference of ``d``; with ``at`` (output name ->
-        row-major element indices), ``got`` holds those elements only and they alone are compared, and
-        the inputs are the caller's to check (kopt.measure.bound samples them too)."""
+        when it answered unless given), against the reference of ``d``; with ``want`` (output name ->
+        the reference's elements at some positions, ``expected_at``), ``got`` holds the outputs'
+        elements there only, they alone are compared, and the inputs are the caller's to check
+        (kopt.measure.bound samples them too)."""
         got = self.outputs_now(s) if got is None else got
         rec = {"seed": s.seed, "set": s.index, "ok": False, "max_abs": 0.0, "max_rel": 0.0, "reason": None}
         mutated = (
-            [] if at is not None else [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
+            [] if want is not None else [k for k in self.layout.inputs if not bytes_equal(s.tensors[k], d.inputs[k])]
         )
         if answer.get("returned_bad"):
             rec["reason"] = str(answer["returned_bad"])[:500]
@@ -209,19 +221,18 @@ class Trial:
             rec["reason"] = f"the kernel modified its input(s) {mutated}"
         if rec["reason"]:
             return rec
-        if self.own_check and at is None:
+        if self.own_check and want is None:
             rec["reason"] = reference.own_check(self.ref, d.inputs, got)
             rec["ok"] = rec["reason"] is None
             return rec
-        exp = self._expected(d)
+        exp = self._expected(d) if want is None else dict(want)
         try:
             worst = None
             for name in self.layout.names:
-                want, spec = exp[name], self.layout.spec(name)
-                if at is not None:
-                    want = want.reshape(-1)[at[name].to(want.device)]
-                    spec = replace(spec, shape=tuple(want.shape))
-                r = compare(got[name], want, spec, self.tol[name], detail)
+                spec = self.layout.spec(name)
+                if want is not None:
+                    spec = replace(spec, shape=tuple(exp[name].shape))
+                r = compare(got[name], exp[name], spec, self.tol[name], detail)
                 if (
                     worst is None
                     or (not r["ok"] and worst["ok"])
@@ -238,8 +249,10 @@ class Trial:
             rec["reason"] = f"output '{worst['output']}': {worst['reason']}"
         return rec
 
-    def check_or_raise(self, s: InputSet, d: Draw, answer: dict, where: str, got: dict | None = None, at=None) -> None:
-        rec = self.check(s, d, answer, got=got, at=at)
+    def check_or_raise(
+        self, s: InputSet, d: Draw, answer: dict, where: str, got: dict | None = None, want=None
+    ) -> None:
+        rec = self.check(s, d, answer, got=got, want=want)
         if not rec["ok"]:
             raise KernelFault(
                 f"{where}: the outputs are wrong or unwritten ({rec['reason']}; they were poisoned, or drawn where "

@@ -259,3 +259,19 @@ def test_the_bounds_statistics_are_imported_beside_the_gate_in_a_fresh_process()
         "assert 'scipy.stats' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120)
+
+
+def test_a_batchs_elements_reach_the_host_in_one_copy_each_as_it_was():
+    """The bound's check brings every call's drawn and expected elements to the host at once
+    (``_to_host``): each comes back with its dtype, shape and values, whatever byte offset the
+    one copy put it at (a float16 of odd length before a float64)."""
+    calls = [
+        {"a": torch.arange(3, dtype=torch.float16), "b": torch.randn(5, dtype=torch.float64)},
+        {},
+        {"c": torch.tensor([True, False, True]), "d": torch.randn(2, 2, dtype=torch.complex64)},
+    ]
+    got = bound._to_host(calls)
+    assert [sorted(c) for c in got] == [["a", "b"], [], ["c", "d"]]
+    for want, have in zip(calls, got, strict=True):
+        for k, t in want.items():
+            assert have[k].dtype == t.dtype and have[k].shape == t.shape and torch.equal(have[k], t)
