@@ -69,7 +69,10 @@ def test_the_interpreters_bf16_dot_is_float32_math_on_the_widened_inputs():
 
 @pytest.mark.parametrize(
     "device, said",
-    [("auto", "run it with device=cpu"), ("cpu", "device=cpu, but this process was started without TRITON_INTERPRET=1")],
+    [
+        ("auto", "run it with device=cpu"),
+        ("cpu", "device=cpu, but this process was started without TRITON_INTERPRET=1"),
+    ],
 )
 def test_a_process_that_imported_triton_compiled_is_told_to_ask_for_the_cpu(tmp_path, device, said):
     """On a GPU machine where torch sees no GPU (CUDA_VISIBLE_DEVICES="", a CPU job's cgroup), device
