@@ -4,8 +4,11 @@ run in this process with the judge's steps wrapped by timers (inclusive: a step'
 wrapped steps it calls). Run from the repo root:
 
     python3 benchmarks/probes/bench_phases.py [examples/softmax] [v1]
+
+BENCH_PHASES_TRACE_MS=50 also prints each wrapped step that took at least 50 ms, with its config.
 """
 
+import os
 import sys
 import time
 from collections import defaultdict
@@ -28,6 +31,20 @@ COUNT: dict[str, int] = defaultdict(int)
 LONGEST: dict[str, float] = defaultdict(float)
 
 
+TRACE_MS = float(os.environ.get("BENCH_PHASES_TRACE_MS") or "inf")  # print each step at least this long
+
+
+def _config_of(a, k) -> str:
+    """The config key a wrapped step works on, where its arguments say (a Trial, or an item)."""
+    for x in (*a, *k.values()):
+        key = getattr(x, "key", None) or (x.get("key") if isinstance(x, dict) else None)
+        if isinstance(x, dict) and "op" in x:  # an order to the kernel's process
+            key = f"order {x['op']}, {x.get('where') or ''}"
+        if isinstance(key, str):
+            return key
+    return "?"
+
+
 def timed(module, name, label=None):
     real = getattr(module, name)
 
@@ -38,6 +55,10 @@ def timed(module, name, label=None):
         finally:
             torch.cuda.synchronize()
             took = time.perf_counter() - t
+            if took * 1e3 >= TRACE_MS:
+                print(
+                    f"   [{time.perf_counter() - T0:7.2f} s] {label or name} {1e3 * took:.1f} ms ({_config_of(a, k)})"
+                )
             SPENT[label or name] += took
             COUNT[label or name] += 1
             LONGEST[label or name] = max(LONGEST[label or name], took)
@@ -80,6 +101,10 @@ def main():
         (trial.Trial, "_pool_size"),
         (trial, "release_arena"),
         (reference, "probe"),
+        (torch.cuda, "empty_cache"),
+        (torch.cuda, "ipc_collect"),
+        (inputs.Pool, "__init__"),
+        (KernelProcess, "ask"),
         (reference, "place"),
         (bound, "_to_host"),
         (trial, "compare"),
