@@ -284,28 +284,23 @@ def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: s
     in one copy (a copy a call waited for each reference in turn)."""
     if answer.get("calls") != len(sets):
         raise KernelFault(f"{where}: the kernel's process answered {answer.get('calls')!r} calls of {len(sets)}")
-    drawn = [{p.name: _drawn_bytes(p, d.inputs[p.name]) for p in parts if p.j == j and p.is_input} for j, d in
-             enumerate(draws)]  # fmt: skip
+    mine = [[p for p in parts if p.j == j] for j in range(len(sets))]
     # ref.py's own check judges whole outputs (their properties), never samples. (An ``updates``
     # buffer is drawn, not poisoned: its samples catch skipped work only where they land in the
     # part the call changes, one row in 8192 of mla-decode's cache; the gate and the timed calls
     # compare it whole.)
-    wants = [
-        {} if trial.own_check else trial.expected_at(d, {p.name: p.flat for p in parts if p.j == j and not p.is_input})
-        for j, d in enumerate(draws)
-    ]
-    drawn, wants = _to_host(drawn), _to_host(wants)
-    for j, (s, d) in enumerate(zip(sets, draws, strict=True)):
-        changed = [
-            p.name for p in parts if p.j == j and p.is_input and not torch.equal(seen[p.lo : p.hi], drawn[j][p.name])
-        ]
+    wanted = [_wanted(trial, d, ps) for d, ps in zip(draws, mine, strict=True)]
+    wanted = _to_host(wanted)
+    for j, (s, d, ps, want) in enumerate(zip(sets, draws, mine, wanted, strict=True)):
+        changed = [p.name for p in ps if p.is_input and not torch.equal(seen[p.lo : p.hi], want[("in", p.name)])]
         if changed:
             raise KernelFault(f"{where}, call {j}: the kernel modified its input(s) {changed}")
         if trial.own_check:
             trial.check_or_raise(s, d, answer, f"{where}, call {j}")
             continue
-        got = {p.name: p.values(seen) for p in parts if p.j == j and not p.is_input}
-        trial.check_or_raise(s, d, answer, f"{where}, call {j}", got=got, want=wants[j])
+        got = {p.name: p.values(seen) for p in ps if not p.is_input}
+        expected = {p.name: want[("out", p.name)] for p in ps if not p.is_input}
+        trial.check_or_raise(s, d, answer, f"{where}, call {j}", got=got, want=expected)
     if not torch.equal(output_samples(trial, points).cpu(), seen):
         raise KernelFault(
             f"{where}: the outputs changed after the kernel's process answered; a call's work must be done "
@@ -313,28 +308,37 @@ def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: s
         )
 
 
-def _drawn_bytes(p: Sampled, drawn: torch.Tensor) -> torch.Tensor:
-    """The judge's private draw of input ``p`` at its sampled elements, as bytes (on its device)."""
-    return drawn.reshape(-1)[p.flat.to(drawn.device)].contiguous().view(torch.uint8)
+def _wanted(trial: Trial, d, ps: list[Sampled]) -> dict[tuple[str, str], torch.Tensor]:
+    """What one call's sampled elements must hold (on the draw's and the reference's devices, queued):
+    ``("in", name)``, an input's bytes as the judge drew them; ``("out", name)``, an output's
+    elements as the reference of the draw gives them (none where ref.py judges whole outputs)."""
+    want = {("in", p.name): d.inputs[p.name].reshape(-1)[p.flat.to(d.inputs[p.name].device)] for p in ps if p.is_input}
+    want = {k: t.contiguous().view(torch.uint8) for k, t in want.items()}
+    if not trial.own_check:
+        ref = trial.expected_at(d, {p.name: p.flat for p in ps if not p.is_input})
+        want.update({("out", k): t for k, t in ref.items()})
+    return want
 
 
-def _to_host(calls: list[dict[str, torch.Tensor]]) -> list[dict[str, torch.Tensor]]:
+def _to_host(calls: list[dict]) -> list[dict]:
     """Each call's tensors (any device, any dtype) on the host, in one copy a device: one wait for
-    the GPU, not one a tensor. The device's own copies are zeroed once copied (the references' elements
-    are the judge's, kopt.measure.reference.scrub)."""
+    the GPU, not one a tensor. On a GPU, what was copied is zeroed there (the references' elements
+    are the judge's: kopt.measure.reference.scrub)."""
     flat = [(j, k, t) for j, c in enumerate(calls) for k, t in c.items()]
-    out: list[dict[str, torch.Tensor]] = [{} for _ in calls]
+    out: list[dict] = [{} for _ in calls]
     for dev in {t.device for _, _, t in flat}:
-        mine = [(j, k, t) for j, k, t in flat if t.device == dev]
-        raw = [t.contiguous().reshape(-1).view(torch.uint8) for _, _, t in mine]
-        host = torch.cat(raw).cpu()  # a new tensor on the host, whatever the device
+        here = [(j, k, t) for j, k, t in flat if t.device == dev]
+        raw = [t.contiguous().reshape(-1).view(torch.uint8) for _, _, t in here]
+        joined = torch.cat(raw)
+        host = joined.cpu()  # a new tensor on the host, whatever the device
+        if dev.type != "cpu":
+            joined.zero_()
+            for _, _, t in here:
+                t.zero_()
         at = 0
-        for (j, k, t), r in zip(mine, raw, strict=True):
+        for (j, k, t), r in zip(here, raw, strict=True):
             out[j][k] = host[at : at + r.numel()].clone().view(t.dtype).reshape(t.shape)  # aligned
             at += r.numel()
-        if dev.type != "cpu":
-            for _, _, t in mine:
-                t.zero_()
     return out
 
 

@@ -275,3 +275,22 @@ def test_a_batchs_elements_reach_the_host_in_one_copy_each_as_it_was():
     for want, have in zip(calls, got, strict=True):
         for k, t in want.items():
             assert have[k].dtype == t.dtype and have[k].shape == t.shape and torch.equal(have[k], t)
+
+
+def test_each_set_of_a_batch_is_read_at_positions_of_its_own():
+    """The review of the batched draw: positions are drawn for every set of one layout at once, and
+    each set must still get its own (one row for all would let a kernel learn the batch's positions
+    from one set's). Four sets of 2^18 float32, each read inside its own tensor only."""
+    n = 1 << 18
+    base = torch.zeros(4 * 4 * n, dtype=torch.uint8)
+    tensors = [base[i * 4 * n : (i + 1) * 4 * n].view(torch.float32) for i in range(4)]
+    trial, sets = _sampled(base, *tensors)
+    points, parts = bound.sample_points(trial, sets)
+    assert [p.j for p in parts] == [0, 1, 2, 3]
+    for a in parts:
+        mine = points[a.lo : a.hi]  # the part's positions: bytes inside its own set's tensor
+        assert int(mine.min()) >= a.j * 4 * n and int(mine.max()) < (a.j + 1) * 4 * n
+        for b in parts:
+            if b.j > a.j:  # independent draws share about SAMPLES / n of their positions, not all
+                shared = len(set(a.flat.tolist()) & set(b.flat.tolist()))
+                assert shared < bound.SAMPLES // 10
