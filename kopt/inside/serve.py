@@ -101,8 +101,9 @@ class Session:
             self.kernel = kernels.load_variant(msg["kernel"])
         self.guard.check(f"{msg['kernel']}: on import")
         # what is alive now (torch, Triton, the kernel's module: 170k objects) left out of every later
-        # collection: the judge's ``drop`` before each config's pool collects the calls' cycles, 85 ms a
-        # full collection here (12 in a rule `measure` of six configs), about none after the freeze
+        # collection: the judge's ``drop`` before each config's pool collects the calls' cycles, a full
+        # collection here 66-80 ms on a 2-core CPU (the drop 69-108 ms on an H200's host), twelve in a
+        # rule `measure` of six configs; 0.0 ms after the freeze (benchmarks/probes/gc_freeze_pace.py)
         gc.freeze()
         self.reply(device=self.device, tf32=_tf32_now())
 

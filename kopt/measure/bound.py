@@ -289,8 +289,7 @@ def _check(trial: Trial, sets, draws, answer: dict, seen: torch.Tensor, where: s
     # buffer is drawn, not poisoned: its samples catch skipped work only where they land in the
     # part the call changes, one row in 8192 of mla-decode's cache; the gate and the timed calls
     # compare it whole.)
-    wanted = [_wanted(trial, d, ps) for d, ps in zip(draws, mine, strict=True)]
-    wanted = _to_host(wanted)
+    wanted = _to_host([_wanted(trial, d, ps) for d, ps in zip(draws, mine, strict=True)])
     for j, (s, d, ps, want) in enumerate(zip(sets, draws, mine, wanted, strict=True)):
         changed = [p.name for p in ps if p.is_input and not torch.equal(seen[p.lo : p.hi], want[("in", p.name)])]
         if changed:
