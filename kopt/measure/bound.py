@@ -96,7 +96,12 @@ class Sampled:
     is_input: bool = False  # an input the kernel must leave unchanged
 
     def values(self, seen: torch.Tensor) -> torch.Tensor:
-        return seen[self.lo : self.hi].clone().view(self.dtype)
+        return _typed(seen[self.lo : self.hi], self.dtype)
+
+
+def _typed(raw: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Bytes ``raw`` (a slice at any offset) as elements of ``dtype``: copied first, so aligned."""
+    return raw.clone().view(dtype)
 
 
 def sample_points(trial: Trial, sets) -> tuple[torch.Tensor, list[Sampled]]:
@@ -336,7 +341,7 @@ def _to_host(calls: list[dict]) -> list[dict]:
                 t.zero_()
         at = 0
         for (j, k, t), r in zip(here, raw, strict=True):
-            out[j][k] = host[at : at + r.numel()].clone().view(t.dtype).reshape(t.shape)  # aligned
+            out[j][k] = _typed(host[at : at + r.numel()], t.dtype).reshape(t.shape)
             at += r.numel()
     return out
 
