@@ -1,5 +1,7 @@
 # Sourced by the scripts that run on the GPU machine (h100_run.sh, ab_turnaround.sh, multi_gpu.sh):
-# Snakemake from the wheels in .whl/ (../shared/gpu/make-wheels.sh), the repo on PYTHONPATH (child
+# Snakemake from the wheels in .whl/ (../shared/gpu/make-wheels.sh; leave out pulp's 16 MB wheel when the
+# carried tree nears the device's 64 MiB: Snakemake then falls back to its greedy scheduler, the same
+# order for --cores 1), the repo on PYTHONPATH (child
 # processes import kopt), $OUT, and Python's bytecode kept. The GPU image sets
 # PYTHONDONTWRITEBYTECODE=1 and its packages carry no bytecode, so there every Python process
 # compiles all it imports, every time: `import torch` 5.1-7.4 s against 1.7-2.5 s, `import snakemake.cli`
