@@ -18,7 +18,11 @@ ordered step by step through its stdin, each step timed (synchronized) and its e
   leaves (its Nsight Compute gone), and the waiter's next launch (the set-up again, or not?) and
   three more; then whether its record holds the launches made after the holder left.
 
-And one plain process (no ncu): context, launch. Two rounds.
+And one plain process (no ncu): context, launch. Then where a clock process's first order of a
+config goes (its `order config`, 120-140 ms a config in `docs/runs/h200-bound-host-work/`, against
+under 40 ms for a later config in the timing process): a process, plain and under ncu, opens tensors
+of this process's by CUDA IPC, as the arena is opened (1 MiB, then 1 GiB, then another 1 MiB). Two
+rounds.
 
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 150 python3 benchmarks/probes/clock_setup_while_held.py
 """
@@ -47,6 +51,15 @@ def child() -> None:
             elif step == "launch":
                 x.add_(1)
                 torch.cuda.synchronize()
+            elif step.startswith("ipc "):
+                import pickle
+
+                import torch.multiprocessing.reductions as red
+
+                fn, args = pickle.loads(bytes.fromhex(step.split()[1]))
+                getattr(red, fn)(*args).sum()
+                torch.cuda.synchronize()
+                step = f"ipc {args[1]}"  # noqa: PLW2901 - the step as printed: its shape
             elif step == "leave":
                 print(json.dumps({"step": step}), flush=True)
                 return
@@ -115,10 +128,30 @@ def one_round(tmp: Path, r: int) -> None:
     print("  waiter's Nsight Compute said: " + " | ".join(said)[:600], flush=True)
 
 
+def ipc_opens(tmp: Path, r: int) -> None:
+    import pickle
+
+    import torch
+    import torch.multiprocessing.reductions as red
+
+    shared = [torch.ones(n, device="cuda") for n in (1 << 18, 1 << 28, 1 << 18)]
+    handles = []
+    for t in shared:
+        fn, args = red.reduce_tensor(t)
+        handles.append(pickle.dumps((fn.__name__, args)).hex())
+    for name, csv in (("plain", None), ("ncu", tmp / f"ipc{r}.csv")):
+        p = Proc(f"ipc-{name}", csv)
+        p.do("context")
+        for h in handles:
+            p.do(f"ipc {h}")
+        p.leave()
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kopt-probe-") as tmp:
         for r in (1, 2):
             one_round(Path(tmp), r)
+            ipc_opens(Path(tmp), r)
 
 
 if __name__ == "__main__":
