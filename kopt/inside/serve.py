@@ -28,8 +28,9 @@ from kopt.measure.wire import recv_pickle, send_json
 
 
 class Session:
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, clock: bool = False):
         self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
+        self.clock = clock  # a deciding clock's process (``_clock_context``)
         self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
         self.casts_floats = False  # a returned float of another width cast into the buffer (gpu-mode's checks)
         self.seq, self.spin = 0, False
@@ -64,7 +65,8 @@ class Session:
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 
-        _triton_key()
+        # after the sandbox: Triton's driver library comes from the version's cache, which its kernel writes
+        _triton_ready() if self.clock else _triton_key()
 
     def go(self, msg: dict) -> None:
         os.environ.update(msg["env"])
@@ -379,18 +381,20 @@ def _die_with_judge() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _clock_context() -> None:
+def _clock_context() -> bool:
     """A deciding clock's process (kopt.measure.outside_clock) imports torch and makes its CUDA
     context as it starts, all of them at once while the judge is busy; no launch (Nsight Compute
     profiles one process at a time: launches of several at once fail with 'a driver resource was
-    unavailable'). No code of the kernel's has run yet."""
+    unavailable'). No code of the kernel's has run yet, nor anything loaded from the version's
+    cache: Triton's driver library, which its kernel can write there, waits for the sandbox
+    (``Session.start``). Whether this is such a process."""
     if not os.environ.pop("KOPT_CLOCK_CONTEXT", None):
-        return
+        return False
     import torch
 
     torch.empty(1, device="cuda")  # the context and the allocator: no kernel launch
     torch.cuda.synchronize()
-    _triton_ready()
+    return True
 
 
 def _triton_key() -> None:
@@ -411,8 +415,8 @@ def _triton_key() -> None:
 
 def _triton_ready() -> None:
     """Triton's compiler modules imported and its driver's utilities loaded (from the version's
-    cache), as the first call of a Triton kernel would: no launch, so all the clock's processes do
-    it at once, before their turn; nothing where Triton is not installed."""
+    cache: only once sandboxed), as the first call of a Triton kernel would: no launch, so all the
+    clock's processes do it at once, before their turn; nothing where Triton is not installed."""
     with contextlib.suppress(Exception):
         import triton.compiler.compiler  # noqa: F401 - imported by a first call otherwise
         from triton.runtime import driver
@@ -436,8 +440,7 @@ def _warm_up(range_name: str) -> None:
 
 def main(fd: int) -> None:
     _die_with_judge()
-    _clock_context()
-    s = Session(socket.socket(fileno=fd))
+    s = Session(socket.socket(fileno=fd), clock=_clock_context())
     try:
         s.start(s.next_order())
         order = s.next_order()

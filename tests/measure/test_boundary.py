@@ -337,3 +337,26 @@ def test_a_spare_killed_before_its_launch_is_replaced_by_a_process_started_afres
         assert isinstance(proc.proc, subprocess.Popen) and proc.proc.pid != s.pid and proc.sandbox
     finally:
         proc.finish()
+
+
+@pytest.mark.parametrize("clock, last", [(True, "triton driver loaded"), (False, "triton key")])
+def test_nothing_is_loaded_from_the_versions_cache_before_the_sandbox(tmp_path, monkeypatch, clock, last):
+    """Triton's driver library (cuda_utils.so) is loaded from the version's own cache, which its
+    kernel may write (a review: a library planted by one run was loaded unsandboxed by the next
+    run's clock processes at their start): a clock process makes its CUDA context at its start and
+    loads Triton's driver only once sandboxed, after answering `start`."""
+    import torch
+
+    from kopt.inside import sandbox, serve
+
+    steps = []
+    monkeypatch.setenv("KOPT_CLOCK_CONTEXT", "1") if clock else monkeypatch.delenv("KOPT_CLOCK_CONTEXT", False)
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: steps.append("context"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(serve, "_triton_ready", lambda: steps.append("triton driver loaded"))
+    monkeypatch.setattr(serve, "_triton_key", lambda: steps.append("triton key"))
+    monkeypatch.setattr(sandbox, "apply", lambda scratch: steps.append("sandbox") or "landlock (test)")
+    s = serve.Session(None, clock=serve._clock_context())
+    monkeypatch.setattr(s, "reply", lambda **answer: steps.append("reply"))
+    s.start({"scratch": str(tmp_path / "scratch"), "sandbox": True})
+    assert steps == [*(["context"] if clock else []), "sandbox", "reply", last]
