@@ -46,13 +46,22 @@ def oom_kills() -> int | None:
         return None
 
 
+def kernel_caches_root() -> Path:
+    """Where every version's own compilers' caches lie (``kernel_cache``), each writable by its kernel."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kopt" / "kernel-caches"
+
+
 def kernel_cache(kernel: str) -> dict[str, str]:
     """The compilers' caches of one version (or baseline), its own: a kernel may write there and
     nowhere that another version, a baseline or a trusted job reads (Snakemake's source cache and
     the user's Triton, Inductor and CUDA caches stay out of its reach). Kept across runs, so a
-    rerun does not compile again."""
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kopt" / "kernel-caches"
-    who = kernel if kernel.startswith("torch:") else str(Path(kernel).resolve())
+    rerun does not compile again; keyed by the file's content too, so a version written anew at
+    the same path never inherits what the last one left there (a review)."""
+    root = kernel_caches_root()
+    who = kernel
+    if not kernel.startswith("torch:"):
+        path = Path(kernel).resolve()
+        who = f"{path}:{hashlib.sha256(path.read_bytes()).hexdigest()}" if path.is_file() else str(path)
     d = root / hashlib.sha256(who.encode()).hexdigest()[:16]
     d.mkdir(parents=True, exist_ok=True)
     return {
@@ -97,14 +106,29 @@ def triton_tools_env() -> dict[str, str]:
 
 
 def copy_report(src: Path, dst: Path, limit_bytes: int = 1 << 30) -> None:
-    """A file the kernel's process wrote (a trace, assembly), copied by the judge: regular files only
-    (a link could point the judge anywhere), at most ``limit_bytes``; anything else is left out."""
-    st = os.lstat(src)
-    if not stat.S_ISREG(st.st_mode) or st.st_size > limit_bytes:
-        raise KernelFault(f"{src.name}: the kernel's process left no plain file of a sane size there")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with open(src, "rb") as f, open(dst, "wb") as g:
-        shutil.copyfileobj(f, g)
+    """A file the kernel's process wrote (a trace, assembly), copied by the judge: a regular file
+    only, at most ``limit_bytes``; anything else is left out. The process may still be running and
+    swap the name meanwhile (a review: a link to /dev/zero copied without end, a FIFO that held the
+    judge): the name is opened once, never through a link nor waiting on a FIFO, and what that
+    descriptor is, is what is checked and copied, never past the limit."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise KernelFault(f"{src.name}: the kernel's process left no plain file there ({e.strerror})") from None
+    insane = KernelFault(f"{src.name}: the kernel's process left no plain file of a sane size there")
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit_bytes:
+            raise insane
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        with open(dst, "wb") as g:
+            left = limit_bytes + 1  # the file may grow after the check
+            while left and (chunk := f.read(min(1 << 20, left))):
+                g.write(chunk)
+                left -= len(chunk)
+    if not left:
+        dst.unlink()
+        raise insane
 
 
 class KernelProcess:

@@ -59,6 +59,21 @@ class HarnessError(RuntimeError):
     """The child found kopt or the machine at fault (kopt.measure.faults.HarnessFault): not a verdict."""
 
 
+def writable_by_kernels(path: Path) -> str | None:
+    """The place every kernel's sandbox lets it write (kopt.inside.sandbox.writable: the shared
+    memory and device files, the user's KOPT_KERNEL_WRITABLE, every version's caches) that holds
+    ``path``, or None. The judge's own folder must lie in none (a review: with TMPDIR under
+    /dev/shm a kernel forged the judge's progress records)."""
+    from kopt.inside.sandbox import DEVICES
+    from kopt.measure.boundary import kernel_caches_root
+
+    extra = [x for x in os.environ.get("KOPT_KERNEL_WRITABLE", "").split(os.pathsep) if x]
+    at = path.resolve()
+    return next(
+        (p for p in [*DEVICES, *extra, str(kernel_caches_root())] if at.is_relative_to(Path(p).resolve())), None
+    )
+
+
 @dataclass
 class ChildOutcome:
     status: str  # "ok" | "raised" | "crashed" | "timeout" | "gate" (no idle GPU: nothing ran)
@@ -180,6 +195,12 @@ class Child:
         reaper.become_subreaper()  # a judge killed here leaves its kernel's processes to this one
         self._tmp = tempfile.TemporaryDirectory(prefix="kopt-")
         tmp = Path(self._tmp.name)
+        if place := writable_by_kernels(tmp):
+            self._tmp.cleanup()
+            raise HarnessError(
+                f"kopt: the judge's folder {tmp} lies in {place}, where every kernel's sandbox lets it write "
+                "(its request, its result, the kernels' scratch): set TMPDIR to a folder outside it"
+            )
         self.req, self.out, self.prog = tmp / "request.json", tmp / "result.json", tmp / "progress.jsonl"
         self.req.write_text(json.dumps(checked_request(task, {**request, "held_by": os.getpid()} if held else request)))
         self.log = Path(log_path) if log_path else tmp / "child.log"

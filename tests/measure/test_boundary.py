@@ -356,7 +356,67 @@ def test_nothing_is_loaded_from_the_versions_cache_before_the_sandbox(tmp_path, 
     monkeypatch.setattr(serve, "_triton_ready", lambda: steps.append("triton driver loaded"))
     monkeypatch.setattr(serve, "_triton_key", lambda: steps.append("triton key"))
     monkeypatch.setattr(sandbox, "apply", lambda scratch: steps.append("sandbox") or "landlock (test)")
+    monkeypatch.setenv("TMPDIR", os.environ.get("TMPDIR", "/tmp"))  # `start` sets it for its process: put back after
     s = serve.Session(None, clock=serve._clock_context())
     monkeypatch.setattr(s, "reply", lambda **answer: steps.append("reply"))
     s.start({"scratch": str(tmp_path / "scratch"), "sandbox": True})
     assert steps == [*(["context"] if clock else []), "sandbox", "reply", last]
+
+
+def test_a_report_is_copied_only_from_a_plain_file_and_never_past_its_limit(tmp_path, monkeypatch):
+    """The judge copies a trace or assembly the kernel's process wrote while that process may still
+    swap the name (a review: a link to /dev/zero was copied without end, a FIFO held the judge):
+    a link, a FIFO or an oversized file is left out with a fault, at once, even where the name was a
+    plain file when looked at (the swap after the look, simulated); a plain file is copied."""
+    from kopt.measure.boundary import copy_report
+
+    plain = tmp_path / "trace.json"
+    plain.write_bytes(b"x" * 100)
+    copy_report(plain, tmp_path / "out" / "trace.json", limit_bytes=100)
+    assert (tmp_path / "out" / "trace.json").read_bytes() == b"x" * 100
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    (tmp_path / "link").symlink_to(plain)
+    os.mkfifo(tmp_path / "fifo")
+    cases = [("zero", 1 << 20), ("link", 1 << 20), ("fifo", 1 << 20), ("trace.json", 99)]
+    assert [_refused_at_once(copy_report, tmp_path / n, lim) for n, lim in cases] == [True] * 4
+    looked = os.lstat(plain)  # the FIFO was a plain file when looked at, and swapped after
+    monkeypatch.setattr(
+        os, "lstat", lambda p, *a, **k: looked if str(p).endswith("fifo") else os.stat(p, follow_symlinks=False)
+    )
+    assert _refused_at_once(copy_report, tmp_path / "fifo", 1 << 20)
+
+
+def _refused_at_once(copy_report, src, limit) -> bool:
+    import threading
+
+    from kopt.measure.faults import KernelFault
+
+    said = []
+
+    def copy() -> None:
+        try:
+            copy_report(src, src.parent / "got" / src.name, limit_bytes=limit)
+            said.append("copied")
+        except KernelFault:
+            said.append("refused")
+
+    t = threading.Thread(target=copy, daemon=True)  # a FIFO opened for reading waits for a writer
+    t.start()
+    t.join(timeout=5)
+    return said == ["refused"] and not (src.parent / "got" / src.name).exists()
+
+
+def test_a_version_written_anew_at_the_same_path_gets_caches_of_its_own(tmp_path, monkeypatch):
+    """A version's caches are kept across runs and written by its kernel: one written anew at the
+    same path (an honest v0 after a hostile one) must not inherit them (a review); a rerun of the
+    same file keeps them."""
+    from kopt.measure.boundary import kernel_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    kernel = tmp_path / "v0.py"
+    kernel.write_text("def run_kernel(x, y):\n    y.copy_(x)\n")
+    first = kernel_cache(str(kernel))["KOPT_KERNEL_CACHE"]
+    assert kernel_cache(str(kernel))["KOPT_KERNEL_CACHE"] == first
+    kernel.write_text("def run_kernel(x, y):\n    y.copy_(x * 1)\n")
+    assert kernel_cache(str(kernel))["KOPT_KERNEL_CACHE"] != first
+    assert kernel_cache("torch:eager")["KOPT_KERNEL_CACHE"] == kernel_cache("torch:eager")["KOPT_KERNEL_CACHE"]

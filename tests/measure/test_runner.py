@@ -253,3 +253,28 @@ def test_a_harness_fault_fails_the_job_only_before_any_kernel_ran(tmp_path):
         _finished(tmp_path, HARNESS_EXIT, None)
     # once the child named its device a kernel may have run: its exit code is its own crash, a verdict
     assert _finished(tmp_path, HARNESS_EXIT, "cuda").status == "raised"
+
+
+@pytest.mark.parametrize("place", ["/dev/shm", "chosen"])
+def test_the_judges_folder_never_lies_where_a_kernel_may_write(tmp_path, monkeypatch, place):
+    """Every kernel may write /dev/shm and the user's KOPT_KERNEL_WRITABLE: with TMPDIR there, a
+    kernel forged the judge's progress records (a review): the judge refuses to start, with one line
+    naming the folder, before it writes anything there."""
+    import tempfile
+
+    from kopt.measure import runner
+
+    if place == "chosen":
+        monkeypatch.setenv("KOPT_KERNEL_WRITABLE", str(tmp_path))
+        root = tmp_path / "tmp"
+        root.mkdir()
+    else:
+        root = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    try:
+        with pytest.raises(runner.HarnessError, match="where every kernel's sandbox lets it write.*set TMPDIR"):
+            runner.Child("correctness", {})
+        assert list(root.iterdir()) == []
+    finally:
+        if place != "chosen":
+            root.rmdir()
