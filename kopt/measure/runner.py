@@ -60,18 +60,16 @@ class HarnessError(RuntimeError):
 
 
 def writable_by_kernels(path: Path) -> str | None:
-    """The place every kernel's sandbox lets it write (kopt.inside.sandbox.writable: the shared
-    memory and device files, the user's KOPT_KERNEL_WRITABLE, every version's caches) that holds
-    ``path``, or None. The judge's own folder must lie in none (a review: with TMPDIR under
-    /dev/shm a kernel forged the judge's progress records)."""
-    from kopt.inside.sandbox import DEVICES
+    """The place every kernel's sandbox lets it write (kopt.inside.sandbox.writable, not imported
+    here: the judge never imports the kernel's side) that holds ``path``, or None: /dev (its shared
+    memory and device files), the user's KOPT_KERNEL_WRITABLE, every version's caches. The judge's
+    own folder must lie in none (a review: with TMPDIR under /dev/shm a kernel forged the judge's
+    progress records)."""
     from kopt.measure.boundary import kernel_caches_root
 
     extra = [x for x in os.environ.get("KOPT_KERNEL_WRITABLE", "").split(os.pathsep) if x]
     at = path.resolve()
-    return next(
-        (p for p in [*DEVICES, *extra, str(kernel_caches_root())] if at.is_relative_to(Path(p).resolve())), None
-    )
+    return next((p for p in ["/dev", *extra, str(kernel_caches_root())] if at.is_relative_to(Path(p).resolve())), None)
 
 
 @dataclass
