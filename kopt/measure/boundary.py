@@ -51,18 +51,24 @@ def kernel_caches_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kopt" / "kernel-caches"
 
 
+def _short_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
 def kernel_cache(kernel: str) -> dict[str, str]:
     """The compilers' caches of one version (or baseline), its own: a kernel may write there and
     nowhere that another version, a baseline or a trusted job reads (Snakemake's source cache and
     the user's Triton, Inductor and CUDA caches stay out of its reach). Kept across runs, so a
-    rerun does not compile again; keyed by the file's content too, so a version written anew at
-    the same path never inherits what the last one left there (a review)."""
-    root = kernel_caches_root()
-    who = kernel
+    rerun does not compile again. A file's caches are kept per content (a review: a version written
+    anew at the same path inherited what the last one left there), the last content's removed;
+    what the file imports or dispatches to is not in that key."""
+    d = kernel_caches_root() / _short_hash(kernel.encode())
     if not kernel.startswith("torch:"):
         path = Path(kernel).resolve()
-        who = f"{path}:{hashlib.sha256(path.read_bytes()).hexdigest()}" if path.is_file() else str(path)
-    d = root / hashlib.sha256(who.encode()).hexdigest()[:16]
+        base = kernel_caches_root() / _short_hash(str(path).encode())
+        d = base / (_short_hash(path.read_bytes()) if path.is_file() else "folder")
+        for stale in (x for x in base.glob("*") if x != d):
+            shutil.rmtree(stale, ignore_errors=True)  # links inside are removed, never followed
     d.mkdir(parents=True, exist_ok=True)
     return {
         "KOPT_KERNEL_CACHE": str(d),
@@ -109,26 +115,38 @@ def copy_report(src: Path, dst: Path, limit_bytes: int = 1 << 30) -> None:
     """A file the kernel's process wrote (a trace, assembly), copied by the judge: a regular file
     only, at most ``limit_bytes``; anything else is left out. The process may still be running and
     swap the name meanwhile (a review: a link to /dev/zero copied without end, a FIFO that held the
-    judge): the name is opened once, never through a link nor waiting on a FIFO, and what that
-    descriptor is, is what is checked and copied, never past the limit."""
+    judge): the name is opened once, never through a link, nor waiting on a FIFO, nor as a terminal,
+    and what that descriptor is, is what is checked and copied, never past the limit."""
+    insane = KernelFault(f"{src.name}: the kernel's process left no plain file of a sane size there")
     try:
-        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
         raise KernelFault(f"{src.name}: the kernel's process left no plain file there ({e.strerror})") from None
-    insane = KernelFault(f"{src.name}: the kernel's process left no plain file of a sane size there")
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit_bytes:
+    try:
+        if not _plain(fd, limit_bytes):  # a directory, a device, a FIFO, too large
             raise insane
+        f = os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        with open(dst, "wb") as g:
-            left = limit_bytes + 1  # the file may grow after the check
-            while left and (chunk := f.read(min(1 << 20, left))):
-                g.write(chunk)
-                left -= len(chunk)
-    if not left:
-        dst.unlink()
-        raise insane
+        try:
+            with open(dst, "wb") as g:
+                left = limit_bytes + 1  # the file may grow after the check
+                while left and (chunk := f.read(min(1 << 20, left))):
+                    g.write(chunk)
+                    left -= len(chunk)
+            if not left:
+                raise insane
+        except BaseException:
+            dst.unlink(missing_ok=True)
+            raise
+
+
+def _plain(fd: int, limit_bytes: int) -> bool:
+    st = os.fstat(fd)
+    return stat.S_ISREG(st.st_mode) and st.st_size <= limit_bytes
 
 
 class KernelProcess:

@@ -4,6 +4,7 @@ each attack is proved to have run (its log). See docs/trust.md and docs/threat_m
 
 import os
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -366,7 +367,7 @@ def test_nothing_is_loaded_from_the_versions_cache_before_the_sandbox(tmp_path, 
 def test_a_report_is_copied_only_from_a_plain_file_and_never_past_its_limit(tmp_path, monkeypatch):
     """The judge copies a trace or assembly the kernel's process wrote while that process may still
     swap the name (a review: a link to /dev/zero was copied without end, a FIFO held the judge):
-    a link, a FIFO or an oversized file is left out with a fault, at once, even where the name was a
+    a link, a FIFO, a folder or an oversized file is left out with a fault, at once, even where the name was a
     plain file when looked at (the swap after the look, simulated); a plain file is copied."""
     from kopt.measure.boundary import copy_report
 
@@ -377,8 +378,11 @@ def test_a_report_is_copied_only_from_a_plain_file_and_never_past_its_limit(tmp_
     (tmp_path / "zero").symlink_to("/dev/zero")
     (tmp_path / "link").symlink_to(plain)
     os.mkfifo(tmp_path / "fifo")
-    cases = [("zero", 1 << 20), ("link", 1 << 20), ("fifo", 1 << 20), ("trace.json", 99)]
-    assert [_refused_at_once(copy_report, tmp_path / n, lim) for n, lim in cases] == [True] * 4
+    (tmp_path / "folder").mkdir()
+    cases = [("zero", 1 << 20), ("link", 1 << 20), ("fifo", 1 << 20), ("folder", 1 << 20), ("trace.json", 99)]
+    open_before = len(os.listdir("/proc/self/fd"))
+    assert [_refused_at_once(copy_report, tmp_path / n, lim) for n, lim in cases] == [True] * 5
+    assert len(os.listdir("/proc/self/fd")) == open_before  # no descriptor left open
     looked = os.lstat(plain)  # the FIFO was a plain file when looked at, and swapped after
     monkeypatch.setattr(
         os, "lstat", lambda p, *a, **k: looked if str(p).endswith("fifo") else os.stat(p, follow_symlinks=False)
@@ -417,6 +421,8 @@ def test_a_version_written_anew_at_the_same_path_gets_caches_of_its_own(tmp_path
     kernel.write_text("def run_kernel(x, y):\n    y.copy_(x)\n")
     first = kernel_cache(str(kernel))["KOPT_KERNEL_CACHE"]
     assert kernel_cache(str(kernel))["KOPT_KERNEL_CACHE"] == first
+    (Path(first) / "triton").mkdir()
     kernel.write_text("def run_kernel(x, y):\n    y.copy_(x * 1)\n")
     assert kernel_cache(str(kernel))["KOPT_KERNEL_CACHE"] != first
+    assert not Path(first).exists()  # the last content's caches removed: one content's kept a path
     assert kernel_cache("torch:eager")["KOPT_KERNEL_CACHE"] == kernel_cache("torch:eager")["KOPT_KERNEL_CACHE"]
