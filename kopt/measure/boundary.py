@@ -62,10 +62,12 @@ def kernel_cache(kernel: str) -> dict[str, str]:
     rerun does not compile again. A file's caches are kept per content (a review: a version written
     anew at the same path inherited what the last one left there), the last content's removed;
     what the file imports or dispatches to is not in that key."""
-    d = kernel_caches_root() / _short_hash(kernel.encode())
-    if not kernel.startswith("torch:"):
+    root = kernel_caches_root()
+    if kernel.startswith("torch:"):
+        d = root / _short_hash(kernel.encode())
+    else:
         path = Path(kernel).resolve()
-        base = kernel_caches_root() / _short_hash(str(path).encode())
+        base = root / _short_hash(str(path).encode())
         d = base / (_short_hash(path.read_bytes()) if path.is_file() else "folder")
         for stale in (x for x in base.glob("*") if x != d):
             shutil.rmtree(stale, ignore_errors=True)  # links inside are removed, never followed
