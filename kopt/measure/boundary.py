@@ -181,10 +181,7 @@ class KernelProcess:
         # Triton found no GPU backend in pmpp_v2/vectorsum's workers; idle workers outlive a call)
         ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
         env = {**os.environ, **ours_env, **(env or {})}
-        self.profiler_tmp = None
-        if wrapper:  # a profiler starts the process it wraps
-            wrapper, env = self._profiler_apart(wrapper, env)
-        if spare is not None and wrapper:
+        if spare is not None and wrapper:  # a profiler starts the process it wraps
             spare.discard()
             spare = None
         if spare is not None:  # forked from the judge (kopt.measure.spare): no second torch import
@@ -211,16 +208,6 @@ class KernelProcess:
         self.ended, self.left = False, False  # end() has run; the process had left by itself by then
         if begin:
             self.begin()
-
-    def _profiler_apart(self, wrapper: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """The profiler's own temporary files in a folder of the judge's, its target's in the scratch.
-        Nsight Compute's front end (trusted, unsandboxed) keeps its report as it fills it, its
-        process tracker's pipes and a lock in its TMPDIR; its injection in the target keeps a lock
-        in the target's (seen on the H200: docs/runs/h200-ncu-tmpdir/). In the kernel's scratch, which
-        the kernel writes, the front end's would be the kernel's to rewrite."""
-        self.profiler_tmp = tempfile.mkdtemp(prefix="kopt-profiler-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
-        target_env = [shutil.which("env") or "/usr/bin/env", f"TMPDIR={self.scratch}"]
-        return [*wrapper, *target_env], {**env, "TMPDIR": self.profiler_tmp}
 
     def begin(self, **extra) -> None:
         """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
@@ -344,8 +331,6 @@ class KernelProcess:
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
         shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
-        if self.profiler_tmp:
-            shutil.rmtree(self.profiler_tmp, ignore_errors=True)
 
     def _grace(self, grace_s: float, keep: frozenset[int]) -> None:
         """Up to ``grace_s`` for the process (a profiler wrapping the kernel's) to leave by itself,
