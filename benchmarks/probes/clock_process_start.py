@@ -30,7 +30,7 @@ from pathlib import Path
 
 
 def child() -> None:
-    """Steps from stdin ('context', 'warm', 'launch', 'ipc <hex>', 'leave'), one JSON line each."""
+    """Steps from stdin ('context', 'warm', 'launch', 'ipc <hex>', 'sandbox <dir> [<also writable>...]', 'spawn', 'leave'), one JSON line each."""
     import torch
     import torch.multiprocessing.reductions as red
 
@@ -48,6 +48,19 @@ def child() -> None:
                 fn, args = pickle.loads(bytes.fromhex(step.split()[1]))
                 getattr(red, fn)(*args)  # opened, no launch (one under ncu would pay its set-up here)
                 step = f"ipc {tuple(args[1])}"
+            elif step.startswith("sandbox "):  # kopt's own, writes only under the given folder (and /dev...)
+                from kopt.inside import sandbox
+
+                os.environ["KOPT_KERNEL_WRITABLE"] = os.pathsep.join(step.split()[2:])  # and these
+                error = None if sandbox.apply(step.split()[1]).startswith("landlock") else "no sandbox"
+                step = "sandbox"
+            elif step == "spawn":  # a program the target starts, under ncu as Triton's gcc is
+                import subprocess
+
+                codes = [
+                    subprocess.run(c, capture_output=True).returncode for c in (["true"], [sys.executable, "-c", ""])
+                ]
+                error = None if codes == [0, 0] else f"exit codes {codes}"
             elif step == "leave":
                 return
             torch.cuda.synchronize()

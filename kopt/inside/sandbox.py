@@ -62,8 +62,17 @@ def writable() -> list[str]:
     return [*devices, f"/proc/{os.getpid()}", *own, *extra]
 
 
-def apply(scratch: str) -> str:
-    """Restrict this process and its future children; a line saying what holds (or why nothing does)."""
+def profiler_pipes(profiler_tmp: str | None) -> list[str]:
+    """The process tracker's folders of the profiler that wraps this process (Nsight Compute's
+    front end keeps their pipes in its own TMPDIR, ``profiler_tmp``, a folder of the judge's):
+    every program this process starts reports itself there, and dies of SIGSEGV where it cannot
+    write them (H200: docs/runs/h200-ncu-tmpdir/). Nothing else of the front end's."""
+    return [str(d) for d in sorted(Path(profiler_tmp).glob("NVIDIA-treetracker-*"))] if profiler_tmp else []
+
+
+def apply(scratch: str, also: list[str] | tuple = ()) -> str:
+    """Restrict this process and its future children (``also``: more folders it may write); a line
+    saying what holds (or why nothing does)."""
     version = abi()
     if version < 1:
         return "none: this kernel has no Landlock (Linux 5.13+ with landlock enabled)"
@@ -80,7 +89,7 @@ def apply(scratch: str) -> str:
     if fd < 0:
         return f"none: landlock_create_ruleset failed (errno {ctypes.get_errno()})"
     try:
-        for path in [scratch, *writable()]:
+        for path in [scratch, *writable(), *also]:
             _allow(libc, fd, path, handled)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_L(RESTRICT_SELF), _L(fd), _L(0)) != 0:
             return f"none: landlock_restrict_self failed (errno {ctypes.get_errno()})"

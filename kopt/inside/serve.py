@@ -61,7 +61,8 @@ class Session:
         os.environ["TMPDIR"] = msg["scratch"]
         if msg.get("warm_up"):  # before the sandbox, as the process's start
             _warm_up(msg["warm_up"])
-        line = sandbox.apply(msg["scratch"]) if msg.get("sandbox") else "none: off"
+        also = sandbox.profiler_pipes(msg.get("profiler_tmp"))
+        line = sandbox.apply(msg["scratch"], also) if msg.get("sandbox") else "none: off"
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 

@@ -181,7 +181,10 @@ class KernelProcess:
         # Triton found no GPU backend in pmpp_v2/vectorsum's workers; idle workers outlive a call)
         ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
         env = {**os.environ, **ours_env, **(env or {})}
-        if spare is not None and wrapper:  # a profiler starts the process it wraps
+        self.profiler_tmp = None
+        if wrapper:  # a profiler starts the process it wraps
+            wrapper, env = self._profiler_apart(wrapper, env)
+        if spare is not None and wrapper:
             spare.discard()
             spare = None
         if spare is not None:  # forked from the judge (kopt.measure.spare): no second torch import
@@ -209,10 +212,22 @@ class KernelProcess:
         if begin:
             self.begin()
 
+    def _profiler_apart(self, wrapper: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The profiler's own temporary files in a folder of the judge's, its target's in the scratch.
+        Nsight Compute's front end (trusted, unsandboxed) keeps its report as it fills it, its
+        process tracker's pipes and a lock in its TMPDIR; its injection in the target keeps a lock
+        in the target's (H200: docs/runs/h200-ncu-tmpdir/). In the kernel's scratch, which the kernel
+        writes, the report was the kernel's to rewrite. The sandbox lets the kernel write the
+        tracker's pipes alone (kopt.inside.sandbox.profiler_pipes): without them a program the
+        kernel's process starts (Triton's gcc) dies of SIGSEGV under Nsight Compute."""
+        self.profiler_tmp = tempfile.mkdtemp(prefix="kopt-profiler-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
+        target_env = [shutil.which("env") or "/usr/bin/env", f"TMPDIR={self.scratch}"]
+        return [*wrapper, *target_env], {**env, "TMPDIR": self.profiler_tmp}
+
     def begin(self, **extra) -> None:
         """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
         once it has started (``begin`` False: several processes start at once, each begun in turn)."""
-        order = {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed}
+        order = {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "profiler_tmp": self.profiler_tmp}
         self.sandbox = self.ask(order | extra, timeout_s=300)["sandbox"]
         if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
             self.target = _wrapped_target(self.proc.pid)
@@ -331,6 +346,8 @@ class KernelProcess:
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
         shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
+        if self.profiler_tmp:
+            shutil.rmtree(self.profiler_tmp, ignore_errors=True)
 
     def _grace(self, grace_s: float, keep: frozenset[int]) -> None:
         """Up to ``grace_s`` for the process (a profiler wrapping the kernel's) to leave by itself,

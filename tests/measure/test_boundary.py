@@ -321,6 +321,37 @@ def test_a_profiler_that_waits_for_the_kernels_stragglers_is_not_held_by_them(tm
         proc.end()
 
 
+RECORDING_PROFILER = """import os, subprocess, sys
+open(os.environ["KOPT_TEST_PROFILER_TMP"], "w").write(os.environ["TMPDIR"])
+sys.exit(subprocess.run(sys.argv[1:], pass_fds=[int(sys.argv[-1])]).returncode)
+"""
+
+
+def test_a_profilers_own_temporary_files_are_never_in_the_kernels_scratch(tmp_path, monkeypatch):
+    """Nsight Compute's front end (trusted) keeps its report as it fills it and its process
+    tracker's pipes in its TMPDIR: a folder of the judge's, not the scratch the kernel writes,
+    which its target still gets (the injection's lock), and gone with the process."""
+    import sys
+
+    from kopt.measure.boundary import KernelProcess
+
+    (tmp_path / "profiler.py").write_text(RECORDING_PROFILER)
+    (tmp_path / "kernel.py").write_text("")
+    monkeypatch.setenv("KOPT_TEST_PROFILER_TMP", str(tmp_path / "profiler_tmp.txt"))
+    proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=[sys.executable, str(tmp_path / "profiler.py")],
+                         sandbox=False, timeout_s=60, env={"TRITON_INTERPRET": "1"})  # fmt: skip
+    try:
+        profilers = Path((tmp_path / "profiler_tmp.txt").read_text())
+        targets = dict(
+            v.split("=", 1) for v in Path(f"/proc/{proc.target}/environ").read_text().split("\0") if "=" in v
+        )
+        assert targets["TMPDIR"] == proc.scratch and profilers.is_dir()
+        assert not profilers.is_relative_to(proc.scratch) and not Path(proc.scratch).is_relative_to(profilers)
+    finally:
+        proc.end()
+    assert not profilers.exists() and not Path(proc.scratch).exists()
+
+
 def test_a_spare_killed_before_its_launch_is_replaced_by_a_process_started_afresh():
     """A spare (kopt.measure.spare) that an outside signal ended before the judge told it anything
     is no fault of the kernel's: the judge starts the kernel's process afresh, and it answers."""
@@ -356,7 +387,7 @@ def test_nothing_is_loaded_from_the_versions_cache_before_the_sandbox(tmp_path, 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     monkeypatch.setattr(serve, "_triton_ready", lambda: steps.append("triton driver loaded"))
     monkeypatch.setattr(serve, "_triton_key", lambda: steps.append("triton key"))
-    monkeypatch.setattr(sandbox, "apply", lambda scratch: steps.append("sandbox") or "landlock (test)")
+    monkeypatch.setattr(sandbox, "apply", lambda scratch, also: steps.append("sandbox") or "landlock (test)")
     monkeypatch.setenv("TMPDIR", os.environ.get("TMPDIR", "/tmp"))  # `start` sets it for its process: put back after
     s = serve.Session(None, clock=serve._clock_context())
     monkeypatch.setattr(s, "reply", lambda **answer: steps.append("reply"))
