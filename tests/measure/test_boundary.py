@@ -321,25 +321,50 @@ def test_a_profiler_that_waits_for_the_kernels_stragglers_is_not_held_by_them(tm
         proc.end()
 
 
-RECORDING_PROFILER = """import os, subprocess, sys
-open(os.environ["KOPT_TEST_PROFILER_TMP"], "w").write(os.environ["TMPDIR"])
+PROFILER_WITH_A_REPORT = """import os, subprocess, sys
+from pathlib import Path
+tmp = Path(os.environ["TMPDIR"])  # as Nsight Compute's front end: its tracker's pipes and its report there
+(tmp / "NVIDIA-treetracker-test").mkdir()
+(tmp / "NVIDIA-treetracker-test" / "pipe").write_text("")
+(tmp / "nsight-compute-test.ncu-rep").write_text("")
+Path(os.environ["KOPT_TEST_PROFILER_TMP"]).write_text(str(tmp))
 sys.exit(subprocess.run(sys.argv[1:], pass_fds=[int(sys.argv[-1])]).returncode)
 """
 
+WRITES_THE_PROFILERS_FILES = """import os
+from pathlib import Path
+front, said = Path(Path(os.environ["KOPT_TEST_PROFILER_TMP"]).read_text()), []
+for name in ("NVIDIA-treetracker-test/pipe", "nsight-compute-test.ncu-rep"):
+    try:
+        with open(front / name, "a") as f:
+            f.write("forged")
+        said.append(f"{name} written")
+    except OSError:
+        said.append(f"{name} refused")
+Path(os.environ["TMPDIR"], "said.txt").write_text(" ".join(said))
 
-def test_a_profilers_own_temporary_files_are_never_in_the_kernels_scratch(tmp_path, monkeypatch):
-    """Nsight Compute's front end (trusted) keeps its report as it fills it and its process
-    tracker's pipes in its TMPDIR: a folder of the judge's, not the scratch the kernel writes,
-    which its target still gets (the injection's lock), and gone with the process."""
+
+def run_kernel(**inputs):
+    pass
+"""
+
+
+def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(tmp_path, monkeypatch):
+    """Nsight Compute's front end (trusted) keeps its report as it fills it in its TMPDIR: a folder
+    of the judge's, not the scratch the kernel writes, which its target still gets (the injection
+    keeps a lock there), and gone with the process. The sandbox lets the kernel write the front
+    end's process tracker's pipes alone: every program the kernel's process starts reports there
+    (under Nsight Compute Triton's gcc died of SIGSEGV without them, H200)."""
     import sys
 
+    from kopt.inside import sandbox
     from kopt.measure.boundary import KernelProcess
 
-    (tmp_path / "profiler.py").write_text(RECORDING_PROFILER)
-    (tmp_path / "kernel.py").write_text("")
+    (tmp_path / "profiler.py").write_text(PROFILER_WITH_A_REPORT)
+    (tmp_path / "kernel.py").write_text(WRITES_THE_PROFILERS_FILES)
     monkeypatch.setenv("KOPT_TEST_PROFILER_TMP", str(tmp_path / "profiler_tmp.txt"))
     proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=[sys.executable, str(tmp_path / "profiler.py")],
-                         sandbox=False, timeout_s=60, env={"TRITON_INTERPRET": "1"})  # fmt: skip
+                         timeout_s=60, env={"TRITON_INTERPRET": "1"})  # fmt: skip
     try:
         profilers = Path((tmp_path / "profiler_tmp.txt").read_text())
         targets = dict(
@@ -347,6 +372,11 @@ def test_a_profilers_own_temporary_files_are_never_in_the_kernels_scratch(tmp_pa
         )
         assert targets["TMPDIR"] == proc.scratch and profilers.is_dir()
         assert not profilers.is_relative_to(proc.scratch) and not Path(proc.scratch).is_relative_to(profilers)
+        proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
+        said = (Path(proc.scratch) / "said.txt").read_text()
+        if sandbox.abi() >= 1:
+            assert said == "NVIDIA-treetracker-test/pipe written nsight-compute-test.ncu-rep refused", said
+            assert (profilers / "nsight-compute-test.ncu-rep").read_text() == ""
     finally:
         proc.end()
     assert not profilers.exists() and not Path(proc.scratch).exists()
