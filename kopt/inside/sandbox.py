@@ -5,7 +5,8 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   own compilers' caches (one folder per version: kopt.measure.boundary.kernel_cache), the GPU's
   device files, /dev/shm and its own /proc entry: the results, the
   workspace, ref.py and the kernels stay as they are, whatever the kernel runs (and, as root, no
-  raw disk device is writable either);
+  raw disk device is writable either: no device node may be made, not even in the scratch);
+* where a profiler wraps the process, its process tracker's pipes may be written too (``PIPES``);
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless
@@ -28,7 +29,15 @@ PR_SET_NO_NEW_PRIVS = 38
 RULE_PATH_BENEATH = 1
 WRITE_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
 MAKE = sum(1 << b for b in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
+MAKE_FIFO = 1 << 10
+# handled, never granted: a device node made in the scratch would open the disk under it to a root
+# kernel (a review wrote a loop device's backing file through one)
+DEVICE_NODES = 1 << 6 | 1 << 11
 REFER, TRUNCATE = 1 << 13, 1 << 14
+# all a profiler's process tracker's folder grants (``profiler_pipes``): its pipes written, made or
+# removed; no link, file, folder or device made there, nothing moved in or out, for its trusted
+# front end to open or remove by name
+PIPES = WRITE_FILE | TRUNCATE | MAKE_FIFO | REMOVE_FILE
 SCOPE_SIGNAL = 1 << 1
 _L = ctypes.c_long  # syscall() is variadic: pass every number as a long
 
@@ -89,14 +98,17 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     if fd < 0:
         return f"none: landlock_create_ruleset failed (errno {ctypes.get_errno()})"
     try:
-        for path in [scratch, *writable(), *also]:
-            _allow(libc, fd, path, handled)
+        for path in [scratch, *writable()]:
+            _allow(libc, fd, path, handled & ~DEVICE_NODES)
+        for path in also:
+            _allow(libc, fd, path, handled & PIPES)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_L(RESTRICT_SELF), _L(fd), _L(0)) != 0:
             return f"none: landlock_restrict_self failed (errno {ctypes.get_errno()})"
     finally:
         os.close(fd)
     signals = "; signals to processes outside it refused" if scoped else ""
-    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{signals}"
+    pipes = f", the pipes of the profiler's process tracker ({len(also)} folder)" if also else ""
+    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}"
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:

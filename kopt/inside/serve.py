@@ -63,6 +63,8 @@ class Session:
             _warm_up(msg["warm_up"])
         also = sandbox.profiler_pipes(msg.get("profiler_tmp"))
         line = sandbox.apply(msg["scratch"], also) if msg.get("sandbox") else "none: off"
+        if msg.get("profiler_tmp") and not also:  # the judge records the line: a child's SIGSEGV explained
+            line += "; no process tracker of the profiler's found: a program this process starts may die under it"
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 

@@ -182,27 +182,11 @@ class KernelProcess:
         ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
         env = {**os.environ, **ours_env, **(env or {})}
         self.profiler_tmp = None
-        if wrapper:  # a profiler starts the process it wraps
-            wrapper, env = self._profiler_apart(wrapper, env)
-        if spare is not None and wrapper:
-            spare.discard()
-            spare = None
-        if spare is not None:  # forked from the judge (kopt.measure.spare): no second torch import
-            try:
-                self.proc, ours = spare.launch(env)
-            except OSError:  # it died before it was told (killed from outside): started afresh instead
-                spare.discard()
-                spare = None
-        if spare is None:
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.proc = subprocess.Popen(
-                [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-            theirs.close()
+        try:
+            self.proc, ours = self._launch(wrapper, env, spare)
+        except BaseException:  # no process: nothing will end() it
+            self._remove_folders()
+            raise
         KernelProcess.OWNED.add(self.proc.pid)
         self.oom_kills_at_start = oom_kills()  # a signal it dies of is the OOM killer's only if this rises
         self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
@@ -210,7 +194,45 @@ class KernelProcess:
         self.notes: list[str] = []  # how the interpreter ran the kernel unlike a GPU, as the process said (_keep_notes)
         self.ended, self.left = False, False  # end() has run; the process had left by itself by then
         if begin:
-            self.begin()
+            try:
+                self.begin()
+            except BaseException:  # its caller never holds it: ended here, its folders with it
+                self.end(keep=self.others())
+                raise
+
+    def _launch(self, wrapper: list[str] | None, env: dict[str, str], spare) -> tuple:
+        """The process (forked from ``spare`` where there is one and no profiler wraps it) and the
+        judge's end of its channel."""
+        if wrapper:  # a profiler starts the process it wraps
+            wrapper, env = self._profiler_apart(wrapper, env)
+            if spare is not None:
+                spare.discard()
+                spare = None
+        if spare is not None:  # forked from the judge (kopt.measure.spare): no second torch import
+            try:
+                return spare.launch(env)
+            except OSError:  # it died before it was told (killed from outside): started afresh instead
+                spare.discard()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            proc = subprocess.Popen(
+                [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return proc, ours
+
+    def _remove_folders(self) -> None:
+        for folder in (self.scratch, self.profiler_tmp):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def _profiler_apart(self, wrapper: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         """The profiler's own temporary files in a folder of the judge's, its target's in the scratch.
@@ -220,9 +242,13 @@ class KernelProcess:
         writes, the report was the kernel's to rewrite. The sandbox lets the kernel write the
         tracker's pipes alone (kopt.inside.sandbox.profiler_pipes): without them a program the
         kernel's process starts (Triton's gcc) dies of SIGSEGV under Nsight Compute."""
+        program = shutil.which("env")
+        if program is None:
+            raise HarnessFault(
+                "kopt: no `env` program on PATH: a profiler's target cannot be given the kernel's scratch"
+            )
         self.profiler_tmp = tempfile.mkdtemp(prefix="kopt-profiler-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
-        target_env = [shutil.which("env") or "/usr/bin/env", f"TMPDIR={self.scratch}"]
-        return [*wrapper, *target_env], {**env, "TMPDIR": self.profiler_tmp}
+        return [*wrapper, program, f"TMPDIR={self.scratch}"], {**env, "TMPDIR": self.profiler_tmp}
 
     def begin(self, **extra) -> None:
         """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
@@ -345,9 +371,7 @@ class KernelProcess:
         self.proc.wait()
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
-        shutil.rmtree(self.scratch, ignore_errors=True)  # what the judge wanted from it is copied by now
-        if self.profiler_tmp:
-            shutil.rmtree(self.profiler_tmp, ignore_errors=True)
+        self._remove_folders()  # what the judge wanted from the scratch is copied by now
 
     def _grace(self, grace_s: float, keep: frozenset[int]) -> None:
         """Up to ``grace_s`` for the process (a profiler wrapping the kernel's) to leave by itself,

@@ -331,14 +331,22 @@ Path(os.environ["KOPT_TEST_PROFILER_TMP"]).write_text(str(tmp))
 sys.exit(subprocess.run(sys.argv[1:], pass_fds=[int(sys.argv[-1])]).returncode)
 """
 
-WRITES_THE_PROFILERS_FILES = """import os
+WRITES_THE_PROFILERS_FILES = """import os, stat
 from pathlib import Path
 front, said = Path(Path(os.environ["KOPT_TEST_PROFILER_TMP"]).read_text()), []
-for name in ("NVIDIA-treetracker-test/pipe", "nsight-compute-test.ncu-rep"):
+tracker, scratch = front / "NVIDIA-treetracker-test", Path(os.environ["TMPDIR"])
+attempts = {
+    "pipe": lambda: open(tracker / "pipe", "a").write("forged"),
+    "report": lambda: open(front / "nsight-compute-test.ncu-rep", "a").write("forged"),
+    "link": lambda: os.symlink("/etc/passwd", tracker / "link"),
+    "file": lambda: open(tracker / "file", "w").write("planted"),
+    "move": lambda: os.rename(tracker / "pipe", scratch / "pipe"),
+    "device": lambda: os.mknod(scratch / "disk", stat.S_IFBLK | 0o600, os.makedev(7, 0)),
+}
+for name, attempt in attempts.items():
     try:
-        with open(front / name, "a") as f:
-            f.write("forged")
-        said.append(f"{name} written")
+        attempt()
+        said.append(f"{name} done")
     except OSError:
         said.append(f"{name} refused")
 Path(os.environ["TMPDIR"], "said.txt").write_text(" ".join(said))
@@ -353,8 +361,10 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
     """Nsight Compute's front end (trusted) keeps its report as it fills it in its TMPDIR: a folder
     of the judge's, not the scratch the kernel writes, which its target still gets (the injection
     keeps a lock there), and gone with the process. The sandbox lets the kernel write the front
-    end's process tracker's pipes alone: every program the kernel's process starts reports there
-    (under Nsight Compute Triton's gcc died of SIGSEGV without them, H200)."""
+    end's process tracker's pipes (every program the kernel's process starts reports there: under
+    Nsight Compute Triton's gcc died of SIGSEGV without them, H200), and make no link, file or
+    device node there or anywhere (a review: a block device made in the scratch opened the disk to
+    a root kernel), nor move the pipes out."""
     import sys
 
     from kopt.inside import sandbox
@@ -375,11 +385,28 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
         proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
         said = (Path(proc.scratch) / "said.txt").read_text()
         if sandbox.abi() >= 1:
-            assert said == "NVIDIA-treetracker-test/pipe written nsight-compute-test.ncu-rep refused", said
+            refused = "report refused link refused file refused move refused device refused"
+            assert said == f"pipe done {refused}", said
+            assert "process tracker" in proc.sandbox
             assert (profilers / "nsight-compute-test.ncu-rep").read_text() == ""
     finally:
         proc.end()
     assert not profilers.exists() and not Path(proc.scratch).exists()
+
+
+@pytest.mark.parametrize("wrapper", [["/nonexistent/profiler"], ["sh", "-c", "exit 7", "sh"]])
+def test_a_kernel_process_that_never_starts_leaves_no_folder(tmp_path, monkeypatch, wrapper):
+    """A wrapper that cannot be run, or whose target dies before its first answer: the process is
+    never handed to its caller, so its scratch and the profiler's folder go with the failure."""
+    from kopt.measure.boundary import KernelProcess
+    from kopt.measure.faults import KernelFault
+
+    root = tmp_path / "root"
+    root.mkdir()
+    monkeypatch.setenv("KOPT_SCRATCH_ROOT", str(root))
+    with pytest.raises((OSError, KernelFault)):
+        KernelProcess(str(tmp_path / "kernel.py"), wrapper=wrapper, sandbox=False, timeout_s=30)
+    assert not list(root.iterdir())
 
 
 def test_a_spare_killed_before_its_launch_is_replaced_by_a_process_started_afresh():
