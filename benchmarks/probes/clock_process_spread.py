@@ -16,7 +16,6 @@ pairs of runs the fold's noise rule would call apart.
 """
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
@@ -24,28 +23,14 @@ import threading
 import time
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path.cwd()))
 
 from kopt.loop.decide import Params, class_noise  # noqa: E402
 from kopt.profilers import gpus  # noqa: E402
-from tests.gpu.test_gpu_clock import LONG, PARAMS  # noqa: E402
-from tests.helpers import FIXTURES, ROOT, run_version  # noqa: E402
+from tests.gpu.test_gpu_clock import PARAMS, clock_workspace  # noqa: E402
+from tests.helpers import run_version  # noqa: E402
 
 FIELDS = ["clocks.sm", "clocks.mem", "temperature.gpu", "power.draw"]
-
-
-def workspace(tmp: Path) -> Path:
-    """tests/gpu/test_gpu_clock.py's workspace: tiny, the softmax example's reference and v1, LONG."""
-    dst = tmp / "tiny"
-    shutil.copytree(FIXTURES / "tiny", dst)
-    shutil.copy(ROOT / "examples" / "softmax" / "ref.py", dst / "ref.py")
-    shutil.copy(ROOT / "examples" / "softmax" / "kernels" / "v1.py", dst / "kernels" / "v0.py")
-    doc = yaml.safe_load((dst / "target.yaml").read_text())
-    doc["configs"].append(LONG)
-    (dst / "target.yaml").write_text(yaml.safe_dump(doc))
-    return dst
 
 
 class Sampler:
@@ -122,7 +107,7 @@ def main() -> None:
     a = ap.parse_args()
     params = {**PARAMS, "bench": {**PARAMS["bench"], "clock_calls": a.clock_calls}}
     tmp = Path(tempfile.mkdtemp(prefix="kopt-clock-spread-"))
-    ws, runs = workspace(tmp), []
+    ws, runs = clock_workspace(tmp), []
     for i in range(a.runs):
         if i and a.rest_every and i % a.rest_every == 0:
             print(f"   (resting {a.rest_s:.0f} s)", flush=True)

@@ -71,16 +71,21 @@ def child() -> None:
 
 
 class Proc:
-    def __init__(self, name: str, csv: Path | None, tmpdir: str | None = None):
+    """A child (``child``): steps in, one JSON line out each; under the deciding clock's ncu
+    command (``extra``: more of its options) where ``csv`` is given, with ``tmpdir`` its TMPDIR
+    and ``target_tmp`` its target's (``env TMPDIR=...`` between them) where given."""
+
+    def __init__(self, name: str, csv: Path | None, tmpdir: str | None = None, extra=(), target_tmp=None):
         from kopt.profilers import ncu
 
-        wrap = ncu.clock_command("ncu", str(csv)) if csv else []
+        wrap = [*ncu.clock_command("ncu", str(csv)), *extra] if csv else []
+        target = [*(["env", f"TMPDIR={target_tmp}"] if target_tmp else []), sys.executable, __file__, "child"]
         env = {**os.environ, **({"TMPDIR": tmpdir} if tmpdir else {})}
         self.name, self.csv = name, csv
-        self.p = subprocess.Popen([*wrap, sys.executable, __file__, "child"], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([*wrap, *target], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
 
-    def do(self, step: str) -> None:
+    def do(self, step: str) -> float | None:
         t0 = time.perf_counter()
         try:
             self.p.stdin.write(step + "\n")
@@ -90,6 +95,7 @@ class Proc:
             ms = round((time.perf_counter() - t0) * 1e3, 1)
             d = {"step": step[:28], "ms": ms, "error": f"the process ended (exit {self.p.wait()})"}
         print(f"  {self.name:7s} {d['step']:28s} {d['ms']:>8} ms  {d['error'] or ''}", flush=True)
+        return None if d["error"] else d["ms"]
 
     def leave(self) -> None:
         with contextlib.suppress(OSError):

@@ -19,59 +19,16 @@
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 150 python3 benchmarks/probes/ncu_setup_and_tmpdir.py
 """
 
-import contextlib
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-CHILD = [sys.executable, str(Path(__file__).with_name("clock_process_start.py")), "child"]
+sys.path.insert(0, str(Path(__file__).parent))
 
-
-class Proc:
-    """A child of clock_process_start.py under ncu: steps in, one JSON line out each."""
-
-    def __init__(self, name: str, csv: Path, extra: list[str], front_tmp: str, target_tmp: str | None = None):
-        from kopt.profilers import ncu
-
-        wrap = [*ncu.clock_command("ncu", str(csv)), *extra]
-        target = ["env", f"TMPDIR={target_tmp}", *CHILD] if target_tmp else CHILD
-        self.name, self.csv = name, csv
-        self.p = subprocess.Popen([*wrap, *target], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  env={**os.environ, "TMPDIR": front_tmp})  # fmt: skip
-
-    def do(self, step: str) -> float | None:
-        t0 = time.perf_counter()
-        try:
-            self.p.stdin.write(step + "\n")
-            self.p.stdin.flush()
-            d = json.loads(next(ln for ln in self.p.stdout if ln.startswith("{")))
-        except (StopIteration, BrokenPipeError, OSError):
-            ms = round((time.perf_counter() - t0) * 1e3, 1)
-            d = {"step": step, "ms": ms, "error": f"the process ended (exit {self.p.wait()})"}
-        print(f"  {self.name:9s} {d['step']:8s} {d['ms']:>8} ms  {d['error'] or ''}", flush=True)
-        return None if d["error"] else d["ms"]
-
-    def leave(self) -> None:
-        with contextlib.suppress(OSError):
-            self.p.stdin.write("leave\n")
-            self.p.stdin.close()
-        self.p.wait()
-        print(f"  {self.name:9s} record: {_record(self.csv)}", flush=True)
-
-
-def _record(csv: Path) -> str:
-    from kopt.measure.faults import KernelFault
-    from kopt.measure.outside_clock import read_record
-
-    try:
-        return f"{len(read_record(csv, warmed=False))} launches"
-    except KernelFault as e:
-        return f"unreadable: {str(e)[:150]}"
+from clock_process_start import Proc  # noqa: E402 - its child, under ncu
 
 
 def _files(folder: Path) -> list[str]:
@@ -93,7 +50,7 @@ def set_up(tmp: Path) -> None:
         for name, extra in variants.items():
             front = tempfile.mkdtemp(dir=tmp)
             t0 = time.perf_counter()
-            p = Proc(name, tmp / f"setup-{name}-{r}.csv", extra, front)
+            p = Proc(name, tmp / f"setup-{name}-{r}.csv", front, extra)
             p.do("context")
             warm[name].append(p.do("warm"))
             p.do("launch")
@@ -109,7 +66,7 @@ def tmpdirs(tmp: Path) -> None:
     sandboxed_split = [("split+sandbox", target, target), ("split+sandbox+tracker", target, target)]
     for label, target_tmp, sandboxed in [*variants, *sandboxed_split]:
         print(f"  -- {label}: front end {front.name}, target {target_tmp and target_tmp.name}", flush=True)
-        p = Proc(label, tmp / f"tmp-{label}.csv", [], str(front), target_tmp and str(target_tmp))
+        p = Proc(label, tmp / f"tmp-{label}.csv", str(front), (), target_tmp and str(target_tmp))
         p.do("context")
         p.do("warm")
         if sandboxed:  # as a kernel's process is, writing only under its TMPDIR (the scratch)
@@ -122,8 +79,8 @@ def tmpdirs(tmp: Path) -> None:
         print(f"  after: front end's {_files(front)}; target's {_files(target)}", flush=True)
     print("  -- two at once, front ends' TMPDIR shared, targets' own", flush=True)
     targets = [tempfile.mkdtemp(dir=tmp) for _ in range(2)]
-    holder = Proc("holder", tmp / "holder.csv", [], str(front), targets[0])
-    waiter = Proc("waiter", tmp / "waiter.csv", [], str(front), targets[1])
+    holder = Proc("holder", tmp / "holder.csv", str(front), (), targets[0])
+    waiter = Proc("waiter", tmp / "waiter.csv", str(front), (), targets[1])
     holder.do("context")
     waiter.do("context")
     holder.do("warm")

@@ -32,8 +32,13 @@ PARAMS = {
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory) -> Path:
-    """The tiny softmax workspace (tests/conftest.py's ``tiny``) with LONG added."""
-    dst = tmp_path_factory.mktemp("clock") / "tiny"
+    return clock_workspace(tmp_path_factory.mktemp("clock"))
+
+
+def clock_workspace(parent: Path) -> Path:
+    """The tiny softmax workspace (tests/conftest.py's ``tiny``) with LONG added, in ``parent``
+    (benchmarks/probes/clock_process_spread.py's too)."""
+    dst = parent / "tiny"
     shutil.copytree(FIXTURES / "tiny", dst)
     shutil.copy(ROOT / "examples" / "softmax" / "ref.py", dst / "ref.py")
     shutil.copy(ROOT / "examples" / "softmax" / "kernels" / "v1.py", dst / "kernels" / "v0.py")
