@@ -1,9 +1,10 @@
 """Probe (trust: docs/threat_model.md, "Not covered"): how far Nsight Compute's GPU time of one
 kernel moves between processes of one machine start, and what moves it.
 
-On the H200 ten runs of one GPU work read 34.80-36.70 us at the 4096x4096 config of
-tests/gpu/test_gpu_clock.py, standard errors 0.08-0.37 us, and a copy was kept at -3.4%
-(docs/runs/h200-ncu-tmpdir/). Here the honest kernel of that test (the softmax example's v1 on
+The fold's threshold takes three standard errors of Nsight Compute's calls (Student's t) to
+cover what two processes of one kernel read apart; recorded pairs of the honest version and its
+copy read at most 1.0% apart at the 4096x4096 config of tests/gpu/test_gpu_clock.py (H100, H200),
+a handful of runs each. Here the honest kernel of that test (the softmax example's v1 on
 tiny's configs and LONG, the test's PARAMS, ``--clock-calls`` calls clocked) is checked and timed
 ``--runs`` times by the tree this runs from, one judge each, resting ``--rest-s`` seconds before
 every ``--rest-every``-th run (does a run after idle read slower?). Per run and config: Nsight

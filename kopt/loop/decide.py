@@ -147,8 +147,7 @@ class Params:
     # two): the clock's resolution on launches of a few µs (config.yaml)
     noise_floor_us: float = 0.25
     # ... and under this many standard errors of the class's delta, where Nsight Compute's calls give
-    # one (kopt.measure.outside_clock.standard_error): what two processes of one kernel read apart on
-    # the H100; not on the H200, where one GPU work read 3.4% apart at 36 us (docs/decisions.md)
+    # one (kopt.measure.outside_clock.standard_error): what two processes of one kernel read apart
     noise_se_z: float = 3.0
     # the unseen time a class may add, as a share of its GPU time's fall, on top of the noise threshold:
     # one standard error of the judge's bound is 0.03-1.8 us a call on the H100, but honest faster kernels
