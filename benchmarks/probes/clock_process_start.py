@@ -30,7 +30,7 @@ from pathlib import Path
 
 
 def child() -> None:
-    """Steps from stdin ('context', 'warm', 'launch', 'ipc <hex>', 'sandbox <dir> [<also writable>...]', 'spawn', 'leave'), one JSON line each."""
+    """Steps from stdin ('context', 'warm', 'launch', 'ipc <hex>', 'sandbox <dir> [<also writable>...]', 'spawn', 'fds', 'leave'), one JSON line each."""
     import torch
     import torch.multiprocessing.reductions as red
 
@@ -61,6 +61,8 @@ def child() -> None:
                     subprocess.run(c, capture_output=True).returncode for c in (["true"], [sys.executable, "-c", ""])
                 ]
                 error = None if codes == [0, 0] else f"exit codes {codes}"
+            elif step == "fds":  # what the profiler handed this process open (Landlock checks paths at open only)
+                error = "; ".join(_open_files())
             elif step == "leave":
                 return
             torch.cuda.synchronize()
@@ -68,6 +70,20 @@ def child() -> None:
             error = f"{type(e).__name__}: {str(e)[:160]}"
         ms = round((time.perf_counter() - t0) * 1e3, 1)
         print(json.dumps({"step": step, "ms": ms, "error": error}), flush=True)
+
+
+def _open_files() -> list[str]:
+    """This process's open descriptors that name a file or folder, with their access mode."""
+    out = []
+    for fd in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            flags = int(Path(f"/proc/self/fdinfo/{fd}").read_text().split("flags:")[1].split()[0], 8)
+        except (OSError, IndexError, ValueError):
+            continue
+        if target.startswith("/"):
+            out.append(f"{fd}:{target}:{('r', 'w', 'rw')[flags & 3] if flags & 3 < 3 else '?'}")
+    return out
 
 
 class Proc:

@@ -14,7 +14,9 @@
    down (the target's, as with a TMPDIR each: benchmarks/probes/clock_process_start.py)? And
    does a program the target starts (Triton's gcc) still run, the target sandboxed or not (with
    the front end's folder split from the target's, gcc under a sandboxed clock process died of
-   SIGSEGV: docs/runs/h200-ncu-tmpdir/)? `--tmpdir-only`: this part alone.
+   SIGSEGV: docs/runs/h200-ncu-tmpdir/)? And which files does the target hold open from the
+   start (a descriptor to the report or the record would be writable whatever Landlock says)?
+   `--tmpdir-only`: this part alone.
 
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 150 python3 benchmarks/probes/ncu_setup_and_tmpdir.py
 """
@@ -73,6 +75,7 @@ def tmpdirs(tmp: Path) -> None:
             tracker = [str(d) for d in front.glob("NVIDIA-treetracker-*")] if label.endswith("tracker") else []
             p.do(" ".join(["sandbox", str(sandboxed), *tracker]))  # +tracker: its process tracker's pipes too
         p.do("spawn")
+        p.do("fds")  # an open descriptor to the report or the record would be the kernel's to write
         print(f"  while alive: front end's {_files(front)}; target's {_files(target)}", flush=True)
         p.do("launch")
         p.leave()
