@@ -6,7 +6,7 @@
    shorten it: no section files (`--section-folder` an empty folder), no rules (`--apply-rules
    no`), no source import (`--import-source no`)? Each variant twice, alternated: the process's
    CUDA context, its warm-up launch (the set-up), two launches, its record as the judge reads it.
-2. TMPDIR: today the front end (trusted, unsandboxed) runs with the kernel's scratch as TMPDIR.
+2. TMPDIR: until 8bfdccd the front end (trusted, unsandboxed) ran with the kernel's scratch as TMPDIR.
    With the front end given a folder of the judge's and the target its scratch (`env TMPDIR=...`
    between them), is the record still written, and which files does each folder hold while the
    target lives? Then two processes so started at once, the front ends' folder shared and the
