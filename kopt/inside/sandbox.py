@@ -7,6 +7,9 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   workspace, ref.py and the kernels stay as they are, whatever the kernel runs (and, as root, no
   raw disk device is writable either: no device node may be made, not even in the scratch);
 * where a profiler wraps the process, its process tracker's pipes may be written too (``PIPES``);
+* no file stays open for writing outside those places (``close_handed_files``): Landlock checks a
+  path when it is opened, never a descriptor the process was handed, and Nsight Compute's front
+  end hands its target the record it writes, the clock that decides;
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless
@@ -20,7 +23,9 @@ and the judge kills every process of the kernel's before it writes (kopt.measure
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import stat
 import struct
 from pathlib import Path
 
@@ -98,6 +103,7 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     if fd < 0:
         return f"none: landlock_create_ruleset failed (errno {ctypes.get_errno()})"
     try:
+        closed = close_handed_files([scratch, *writable()])
         for path in [scratch, *writable()]:
             _allow(libc, fd, path, handled & ~DEVICE_NODES)
         for path in also:
@@ -108,7 +114,30 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
         os.close(fd)
     signals = "; signals to processes outside it refused" if scoped else ""
     pipes = f", the pipes of the profiler's process tracker ({len(also)} folder)" if also else ""
-    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}"
+    handed = f"; closed, handed open for writing: {', '.join(closed)}" if closed else ""
+    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}{handed}"
+
+
+def close_handed_files(folders: list[str]) -> list[str]:
+    """Close every file this process holds open for writing outside ``folders``, its standard
+    streams aside; the paths closed. Nsight Compute's front end hands the process it starts the
+    record it fills (``--log-file``) open for writing (H200: docs/runs/h200-gpu-tests-af7306c/):
+    Landlock checks paths when they are opened, so that descriptor would let the kernel rewrite
+    the clock that decides it. A deleted file (a memfd among them) is no one's to read by name."""
+    inside = [os.path.realpath(f) for f in folders]
+    closed = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            mode, flags, path = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL), os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+        if fd < 3 or not stat.S_ISREG(mode) or flags & os.O_ACCMODE == os.O_RDONLY or path.endswith(" (deleted)"):
+            continue
+        if not any(path == f or path.startswith(f.rstrip("/") + "/") for f in inside):
+            os.close(fd)
+            closed.append(path)
+    return closed
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:

@@ -139,6 +139,23 @@ def test_no_attack_on_the_clocks_is_kept(workspace, honest, tmp_path, attack_log
     assert comps[1]["decision"] != "keep", comps[1]
 
 
+def test_the_clocks_record_is_never_the_kernels_to_write(workspace, honest, tmp_path, attack_log):
+    """Nsight Compute's front end hands the process it starts the record it fills (``--log-file``)
+    open for writing (H200: docs/runs/h200-gpu-tests-af7306c/); Landlock checks paths at open
+    only. The kernel's process closes it before the kernel is imported
+    (kopt.inside.sandbox.close_handed_files): an attack that rewrites every file it was handed
+    finds none, under Nsight Compute or not, and the clock reads every launch."""
+    cheat = run_version(workspace, ATTACKS / "rewrites_the_record.py", PARAMS, tmp_path)
+    _show(cheat[1])
+    said = attack_log.read_text().splitlines()
+    assert any(ln.startswith("handed under ncu") for ln in said), said
+    assert all(ln.endswith(": none") for ln in said), said
+    assert cheat[0]["status"] == "pass" and (cheat[1]["status"] == "ok").all(), cheat[1]["error"].tolist()
+    assert (cheat[1]["clock"] == "ncu").all() and (cheat[1]["gpu_launches"] == 1).all()
+    comps = _fold(workspace, [honest[0], ("v2", *cheat)])
+    assert comps[1]["decision"] != "keep", comps[1]
+
+
 def test_launches_made_with_the_profiler_stopped_still_count(workspace, honest, tmp_path, attack_log):
     """Half the rows launched between cudaProfilerStop and cudaProfilerStart: the clock's Nsight
     Compute ignores both (--disable-profiler-start-stop), so it records both launches of every call

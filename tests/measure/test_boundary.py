@@ -328,16 +328,30 @@ tmp = Path(os.environ["TMPDIR"])  # as Nsight Compute's front end: its tracker's
 (tmp / "NVIDIA-treetracker-test" / "pipe").write_text("")
 (tmp / "nsight-compute-test.ncu-rep").write_text("")
 Path(os.environ["KOPT_TEST_PROFILER_TMP"]).write_text(str(tmp))
-sys.exit(subprocess.run(sys.argv[1:], pass_fds=[int(sys.argv[-1])]).returncode)
+# as its --log-file: the record it fills, handed to its target open for writing
+record = os.open(os.environ["KOPT_TEST_PROFILER_RECORD"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(record, b"the record")
+sys.exit(subprocess.run(sys.argv[1:], pass_fds=[int(sys.argv[-1]), record]).returncode)
 """
 
 WRITES_THE_PROFILERS_FILES = """import os, stat
 from pathlib import Path
 front, said = Path(Path(os.environ["KOPT_TEST_PROFILER_TMP"]).read_text()), []
 tracker, scratch = front / "NVIDIA-treetracker-test", Path(os.environ["TMPDIR"])
+
+
+def handed_record():
+    record = os.environ["KOPT_TEST_PROFILER_RECORD"]
+    fds = [int(fd) for fd in os.listdir("/proc/self/fd") if os.path.realpath(f"/proc/self/fd/{fd}") == record]
+    if not fds:
+        raise OSError("not handed")
+    os.write(fds[0], b" forged")
+
+
 attempts = {
     "pipe": lambda: open(tracker / "pipe", "a").write("forged"),
     "report": lambda: open(front / "nsight-compute-test.ncu-rep", "a").write("forged"),
+    "record": handed_record,
     "link": lambda: os.symlink("/etc/passwd", tracker / "link"),
     "file": lambda: open(tracker / "file", "w").write("planted"),
     "move": lambda: os.rename(tracker / "pipe", scratch / "pipe"),
@@ -360,7 +374,8 @@ def run_kernel(**inputs):
 def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(tmp_path, monkeypatch):
     """Nsight Compute's front end (trusted) keeps its report as it fills it in its TMPDIR: a folder
     of the judge's, not the scratch the kernel writes, which its target still gets (the injection
-    keeps a lock there), and gone with the process. The sandbox lets the kernel write the front
+    keeps a lock there), and gone with the process. It hands its target the record it fills open
+    for writing (H200): closed before the kernel is imported. The sandbox lets the kernel write the front
     end's process tracker's pipes (every program the kernel's process starts reports there: under
     Nsight Compute Triton's gcc died of SIGSEGV without them, H200), and make no link, file or
     device node there or anywhere (a review: a block device made in the scratch opened the disk to
@@ -373,6 +388,8 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
     (tmp_path / "profiler.py").write_text(PROFILER_WITH_A_REPORT)
     (tmp_path / "kernel.py").write_text(WRITES_THE_PROFILERS_FILES)
     monkeypatch.setenv("KOPT_TEST_PROFILER_TMP", str(tmp_path / "profiler_tmp.txt"))
+    record = tmp_path.resolve() / "record.csv"
+    monkeypatch.setenv("KOPT_TEST_PROFILER_RECORD", str(record))
     proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=[sys.executable, str(tmp_path / "profiler.py")],
                          timeout_s=60, env={"TRITON_INTERPRET": "1"})  # fmt: skip
     try:
@@ -385,9 +402,10 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
         proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
         said = (Path(proc.scratch) / "said.txt").read_text()
         if sandbox.abi() >= 1:
-            refused = "report refused link refused file refused move refused device refused"
+            refused = "report refused record refused link refused file refused move refused device refused"
             assert said == f"pipe done {refused}", said
-            assert "process tracker" in proc.sandbox
+            assert "process tracker" in proc.sandbox and f"handed open for writing: {record}" in proc.sandbox
+            assert record.read_text() == "the record"
             assert (profilers / "nsight-compute-test.ncu-rep").read_text() == ""
     finally:
         proc.end()
