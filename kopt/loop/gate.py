@@ -1,7 +1,7 @@
 """The GPU availability gate: before a rule runs anything on a GPU, find the idlest idle GPU and
 bind the job to it; never run on a busy GPU.
 
-Idle means: no compute process on it, utilization at most ``max_util_pct``, and memory use not
+Idle means: no compute process on it but the asking one, utilization at most ``max_util_pct``, and memory use not
 growing by more than ``max_memory_growth_mb`` between two readings ``sample_s`` apart. The
 readings come from ``nvidia-smi`` (``rocm-smi`` on AMD). With no idle GPU the gate waits
 ``poll_s`` and looks again, for at most ``max_wait_s``; past that it raises GateTimeout, which

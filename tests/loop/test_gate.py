@@ -23,8 +23,9 @@ if any(a.startswith("--query-gpu") for a in sys.argv):
         print(f"{{g['index']}}, GPU-{{g['index']}}, {{g['util']}}, {{g['mem']}}")
 else:  # the processes of the snapshot whose GPU readings were just taken
     snap = state[min(max(n - 1, 0), len(state) - 1)]
-    for a in snap.get("apps", []):
-        print(f"GPU-{{a}}, 4242, 1000")
+    for a in snap.get("apps", []):  # a GPU's index, or [index, pid]
+        gpu, pid = a if isinstance(a, list) else (a, 4242)
+        print(f"GPU-{{gpu}}, {{pid}}, 1000")
 """
 
 
@@ -110,6 +111,19 @@ def test_gate_gives_up_when_never_idle(fake_smi):
     with pytest.raises(gate.GateTimeout, match=r"gate: no idle GPU .*compute process"):
         gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
     assert clock.t <= 60
+
+
+def test_the_gates_own_process_on_the_gpu_is_no_other_jobs_work(fake_smi):
+    """A process that holds a GPU context of its own when it asks again (the GPU tests' pytest once
+    a test used CUDA in it: every later gated run waited its 10 minutes, H200) is not kept waiting
+    for itself; another process on the GPU still keeps it waiting."""
+    clock = Clock()
+    fake_smi({"gpus": [{"index": 0, "util": 0, "mem": 3400}], "apps": [[0, os.getpid()]]})
+    env, rec = gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
+    assert env["CUDA_VISIBLE_DEVICES"] == "0" and rec["checks"] == 1
+    fake_smi({"gpus": [{"index": 0, "util": 0, "mem": 3400}], "apps": [[0, os.getpid() + 1]]})
+    with pytest.raises(gate.GateTimeout, match=r"1 compute process"):
+        gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
 
 
 def test_gate_respects_visible_devices(fake_smi, monkeypatch):
