@@ -10,6 +10,11 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
 * no file stays open for writing outside those places (``close_handed_files``): Landlock checks a
   path when it is opened, never a descriptor the process was handed, and Nsight Compute's front
   end hands its target the record it writes, the clock that decides;
+* Landlock confines the thread that applies it and the threads it starts after, never a thread
+  already running (a kernel runs its code on one through a signal handler: a review rewrote a
+  clock's record so). A process a profiler wraps is confined before its Python starts
+  (kopt.inside.confined, then exec: every thread it will have is born confined); the others are
+  confined at their first order, while one thread runs, and the line says if more ran.
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless
@@ -84,6 +89,16 @@ def profiler_pipes(profiler_tmp: str | None) -> list[str]:
     return [str(d) for d in sorted(Path(profiler_tmp).glob("NVIDIA-treetracker-*"))] if profiler_tmp else []
 
 
+def confine(scratch: str, profiler_tmp: str | None) -> str:
+    """``apply`` with the pipes of the profiler that wraps this process (``profiler_tmp``: its front
+    end's TMPDIR, or None); the line the judge records."""
+    also = profiler_pipes(profiler_tmp)
+    line = apply(scratch, also)
+    if profiler_tmp and not also:  # the judge records the line: a child's SIGSEGV explained
+        line += "; no process tracker of the profiler's found: a program this process starts may die under it"
+    return line
+
+
 def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     """Restrict this process and its future children (``also``: more folders it may write); a line
     saying what holds (or why nothing does)."""
@@ -103,8 +118,9 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     if fd < 0:
         return f"none: landlock_create_ruleset failed (errno {ctypes.get_errno()})"
     try:
-        closed = close_handed_files([scratch, *writable()])
-        for path in [scratch, *writable()]:
+        folders = [scratch, *writable()]
+        closed = close_handed_files(folders)
+        for path in folders:
             _allow(libc, fd, path, handled & ~DEVICE_NODES)
         for path in also:
             _allow(libc, fd, path, handled & PIPES)
@@ -118,12 +134,20 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}{handed}"
 
 
+def loose_threads() -> str:
+    """For the line of a process confined as it runs (not through an exec): the threads that were
+    running when it was, which Landlock left as they were."""
+    others = len(os.listdir("/proc/self/task")) - 1
+    return f"; NOT the {others} thread(s) already running (Landlock confines none)" if others else ""
+
+
 def close_handed_files(folders: list[str]) -> list[str]:
     """Close every file this process holds open for writing outside ``folders``, its standard
-    streams aside; the paths closed. Nsight Compute's front end hands the process it starts the
-    record it fills (``--log-file``) open for writing (H200: docs/runs/h200-gpu-tests-af7306c/):
-    Landlock checks paths when they are opened, so that descriptor would let the kernel rewrite
-    the clock that decides it. A deleted file (a memfd among them) is no one's to read by name."""
+    streams aside (/dev/null in its place: a library still writing to that number writes nowhere);
+    the paths closed. Nsight Compute's front end hands the process it starts the record it fills
+    (``--log-file``) open for writing (H200: docs/runs/h200-gpu-tests-af7306c/): Landlock checks
+    paths when they are opened, so that descriptor would let the kernel rewrite the clock that
+    decides it. A file unlinked or a memfd counts too: another may read it through a descriptor."""
     inside = [os.path.realpath(f) for f in folders]
     closed = []
     for name in os.listdir("/proc/self/fd"):
@@ -132,10 +156,12 @@ def close_handed_files(folders: list[str]) -> list[str]:
             mode, flags, path = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL), os.readlink(f"/proc/self/fd/{fd}")
         except OSError:  # the listing's own descriptor, closed by now
             continue
-        if fd < 3 or not stat.S_ISREG(mode) or flags & os.O_ACCMODE == os.O_RDONLY or path.endswith(" (deleted)"):
+        if fd < 3 or not stat.S_ISREG(mode) or flags & os.O_ACCMODE == os.O_RDONLY:
             continue
         if not any(path == f or path.startswith(f.rstrip("/") + "/") for f in inside):
-            os.close(fd)
+            nowhere = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(nowhere, fd)
+            os.close(nowhere)
             closed.append(path)
     return closed
 

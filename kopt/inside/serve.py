@@ -31,6 +31,7 @@ class Session:
     def __init__(self, sock: socket.socket, clock: bool = False):
         self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
         self.clock = clock  # a deciding clock's process (``_clock_context``)
+        self.confined: str | None = None  # the sandbox's line, applied before Python started (``main``)
         self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
         self.casts_floats = False  # a returned float of another width cast into the buffer (gpu-mode's checks)
         self.seq, self.spin = 0, False
@@ -59,12 +60,14 @@ class Session:
 
         os.makedirs(msg["scratch"], exist_ok=True)
         os.environ["TMPDIR"] = msg["scratch"]
-        if msg.get("warm_up"):  # before the sandbox, as the process's start
+        if msg.get("warm_up"):  # the clock's first launch, before any code of the kernel's is imported
             _warm_up(msg["warm_up"])
-        also = sandbox.profiler_pipes(msg.get("profiler_tmp"))
-        line = sandbox.apply(msg["scratch"], also) if msg.get("sandbox") else "none: off"
-        if msg.get("profiler_tmp") and not also:  # the judge records the line: a child's SIGSEGV explained
-            line += "; no process tracker of the profiler's found: a program this process starts may die under it"
+        if msg.get("confined"):  # the judge started it through kopt.inside.confined: confined before Python
+            line = self.confined or "none: started to be confined, but no line from kopt.inside.confined"
+        else:
+            line = "none: off"
+            if msg.get("sandbox"):
+                line = sandbox.confine(msg["scratch"], msg.get("profiler_tmp")) + sandbox.loose_threads()
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 
@@ -443,7 +446,9 @@ def _warm_up(range_name: str) -> None:
 
 def main(fd: int) -> None:
     _die_with_judge()
+    confined = os.environ.pop("KOPT_CONFINED", None)  # before anything else runs here
     s = Session(socket.socket(fileno=fd), clock=_clock_context())
+    s.confined = confined
     try:
         s.start(s.next_order())
         order = s.next_order()

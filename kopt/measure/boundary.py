@@ -182,6 +182,7 @@ class KernelProcess:
         ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
         env = {**os.environ, **ours_env, **(env or {})}
         self.profiler_tmp = None
+        self.confined = bool(wrapper) and sandbox  # confined before its Python starts (kopt.inside.confined)
         try:
             self.proc, ours = self._launch(wrapper, env, spare)
         except BaseException:  # no process: nothing will end() it
@@ -241,19 +242,25 @@ class KernelProcess:
         in the target's (H200: docs/runs/h200-ncu-tmpdir/). In the kernel's scratch, which the kernel
         writes, the report was the kernel's to rewrite. The sandbox lets the kernel write the
         tracker's pipes alone (kopt.inside.sandbox.profiler_pipes): without them a program the
-        kernel's process starts (Triton's gcc) dies of SIGSEGV under Nsight Compute."""
+        kernel's process starts (Triton's gcc) dies of SIGSEGV under Nsight Compute. Sandboxed, the
+        target is confined before its Python starts (kopt.inside.confined): the profiler's injection
+        and the clock's CUDA context start threads before its first order, which Landlock would
+        not confine then."""
         program = shutil.which("env")
         if program is None:
             raise HarnessFault(
                 "kopt: no `env` program on PATH: a profiler's target cannot be given the kernel's scratch"
             )
         self.profiler_tmp = tempfile.mkdtemp(prefix="kopt-profiler-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
-        return [*wrapper, program, f"TMPDIR={self.scratch}"], {**env, "TMPDIR": self.profiler_tmp}
+        confine = ["-m", "kopt.inside.confined", "--pipes-of", self.profiler_tmp, self.scratch]
+        target = [program, f"TMPDIR={self.scratch}", *([sys.executable, *confine] if self.confined else [])]
+        return [*wrapper, *target], {**env, "TMPDIR": self.profiler_tmp}
 
     def begin(self, **extra) -> None:
         """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
         once it has started (``begin`` False: several processes start at once, each begun in turn)."""
         order = {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "profiler_tmp": self.profiler_tmp}
+        order["confined"] = self.confined
         self.sandbox = self.ask(order | extra, timeout_s=300)["sandbox"]
         if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
             self.target = _wrapped_target(self.proc.pid)

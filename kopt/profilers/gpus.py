@@ -11,6 +11,7 @@ and the harness's SM clock all come from here.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -57,16 +58,32 @@ class GpuReading:
     processes: int  # compute processes on it besides the reading one (its own context is no other's work)
 
 
+GPU_DEVICE_FILES = ("/dev/nvidia", "/dev/kfd", "/dev/dri")  # a process with one open holds a GPU context
+
+
+def _own_pid_if_on_a_gpu() -> str | None:
+    """This process's pid where it holds a GPU's device file open (a context of its own: the GPU
+    tests' pytest once a test used CUDA in it waited 10 minutes for itself at every later gate,
+    H200), else None. A monitor in a container of its own PID namespace lists host pids: the
+    device file keeps another process that happens to bear this number from being taken for it."""
+    links = []
+    with contextlib.suppress(OSError):
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+                links.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return str(os.getpid()) if any(link.startswith(GPU_DEVICE_FILES) for link in links) else None
+
+
 def read_nvidia() -> list[GpuReading] | None:
     gpus = smi(["nvidia-smi", "--query-gpu=index,uuid,utilization.gpu,memory.used", "--format=csv,noheader,nounits"])
     apps = smi(["nvidia-smi", "--query-compute-apps=gpu_uuid,pid,used_memory", "--format=csv,noheader,nounits"])
     if gpus is None or apps is None:
         return None
     busy: dict[str, int] = {}
+    own = _own_pid_if_on_a_gpu()
     for line in apps.splitlines():
         parts = [p.strip() for p in line.split(",")]
-        # a process that holds a GPU context of its own (the GPU tests' pytest, H200) is not kept waiting for itself
-        if len(parts) >= 2 and parts[0] and parts[1] != str(os.getpid()):
+        if len(parts) >= 2 and parts[0] and parts[1] != own:
             busy[parts[0]] = busy.get(parts[0], 0) + 1
     out = []
     for line in gpus.splitlines():
@@ -99,7 +116,7 @@ def read_amd() -> list[GpuReading] | None:
     pids = doc.get("system", {})
     if any(k.startswith("PID") for k in pids):  # rocm-smi lists compute processes per system
         for r in readings:
-            r.processes = sum(1 for k in pids if k.startswith("PID") and k != f"PID{os.getpid()}")
+            r.processes = sum(1 for k in pids if k.startswith("PID") and k != f"PID{_own_pid_if_on_a_gpu()}")
     return readings
 
 

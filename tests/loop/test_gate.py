@@ -113,17 +113,33 @@ def test_gate_gives_up_when_never_idle(fake_smi):
     assert clock.t <= 60
 
 
-def test_the_gates_own_process_on_the_gpu_is_no_other_jobs_work(fake_smi):
+def test_the_gates_own_process_on_the_gpu_is_no_other_jobs_work(fake_smi, monkeypatch):
     """A process that holds a GPU context of its own when it asks again (the GPU tests' pytest once
     a test used CUDA in it: every later gated run waited its 10 minutes, H200) is not kept waiting
-    for itself; another process on the GPU still keeps it waiting."""
-    clock = Clock()
-    fake_smi({"gpus": [{"index": 0, "util": 0, "mem": 3400}], "apps": [[0, os.getpid()]]})
-    env, rec = gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
-    assert env["CUDA_VISIBLE_DEVICES"] == "0" and rec["checks"] == 1
-    fake_smi({"gpus": [{"index": 0, "util": 0, "mem": 3400}], "apps": [[0, os.getpid() + 1]]})
+    for itself; another process on the GPU still keeps it waiting, and so does a process the
+    monitor lists under this one's pid while this one holds no GPU's device file (a monitor that
+    lists host pids in a container)."""
+    from kopt.profilers import gpus
+
+    gpu = {"index": 0, "util": 0, "mem": 3400}
+
+    def acquire():
+        clock = Clock()
+        return gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
+
+    with open(os.devnull) as held:  # noqa: F841 - as a GPU's device file, held open
+        monkeypatch.setattr(gpus, "GPU_DEVICE_FILES", (os.devnull,))
+        for pid, idle in ((os.getpid(), True), (os.getpid() + 1, False)):
+            fake_smi({"gpus": [gpu], "apps": [[0, pid]]})
+            if idle:
+                assert acquire()[0]["CUDA_VISIBLE_DEVICES"] == "0"
+            else:
+                with pytest.raises(gate.GateTimeout, match=r"1 compute process"):
+                    acquire()
+    monkeypatch.setattr(gpus, "GPU_DEVICE_FILES", ("/dev/no-such-gpu",))
+    fake_smi({"gpus": [gpu], "apps": [[0, os.getpid()]]})
     with pytest.raises(gate.GateTimeout, match=r"1 compute process"):
-        gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
+        acquire()
 
 
 def test_gate_respects_visible_devices(fake_smi, monkeypatch):

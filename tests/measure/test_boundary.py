@@ -412,6 +412,78 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
     assert not profilers.exists() and not Path(proc.scratch).exists()
 
 
+A_THREAD_BEFORE_KOPT = """import threading, time
+threading.Thread(target=lambda: time.sleep(3600), daemon=True, name="injection").start()
+"""
+
+HIJACKS_A_THREAD = """import ctypes, os, signal, threading, time
+from pathlib import Path
+said, HANDLER = [], ctypes.CFUNCTYPE(None, ctypes.c_int)
+
+
+def handler(sig):  # runs on the thread the signal was sent to
+    try:
+        Path(os.environ["KOPT_TEST_TARGET"]).write_text("forged")
+        said.append("written")
+    except OSError:
+        said.append("refused")
+
+
+keep = HANDLER(handler)
+libc = ctypes.CDLL(None)
+libc.signal.argtypes = [ctypes.c_int, HANDLER]
+libc.signal(signal.SIGUSR2, keep)
+for t in threading.enumerate():
+    if t is not threading.main_thread():
+        signal.pthread_kill(t.ident, signal.SIGUSR2)
+time.sleep(0.5)
+Path(os.environ["TMPDIR"], "said.txt").write_text(" ".join(said) or "no thread")
+
+
+def run_kernel(**inputs):
+    pass
+"""
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_a_thread_started_before_the_sandbox_is_confined_or_reported(tmp_path, monkeypatch, wrapped):
+    """Landlock confines the thread that applies it, never one already running: a kernel that ran
+    its code on such a thread through a signal handler wrote outside its sandbox (a review, on a
+    clock process: torch's and CUDA's threads start before its first order; Nsight Compute's
+    injection's too). A process a profiler wraps is confined before its Python starts, so a thread
+    started before kopt's code (here by ``sitecustomize``) is confined too; any other process says
+    in its sandbox's line that such a thread runs unconfined."""
+    import sys
+
+    from kopt.inside import sandbox
+    from kopt.measure.boundary import KernelProcess
+
+    if sandbox.abi() < 1:
+        pytest.skip("no Landlock here: nothing is confined")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(A_THREAD_BEFORE_KOPT)
+    (tmp_path / "kernel.py").write_text(HIJACKS_A_THREAD)
+    (tmp_path / "profiler.py").write_text(PROFILER_WITH_A_REPORT)
+    target = tmp_path / "results.csv"
+    target.write_text("the judge's")
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("KOPT_TEST_TARGET", str(target))
+    monkeypatch.setenv("KOPT_TEST_PROFILER_TMP", str(tmp_path / "profiler_tmp.txt"))
+    monkeypatch.setenv("KOPT_TEST_PROFILER_RECORD", str(tmp_path / "record.csv"))
+    wrapper = [sys.executable, str(tmp_path / "profiler.py")] if wrapped else None
+    proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=wrapper, timeout_s=60, env={"TRITON_INTERPRET": "1"})
+    try:
+        if wrapped:
+            proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
+            assert (Path(proc.scratch) / "said.txt").read_text() == "refused"
+            assert target.read_text() == "the judge's" and "NOT the" not in proc.sandbox, proc.sandbox
+        else:
+            assert "NOT the 1 thread(s) already running" in proc.sandbox, proc.sandbox
+    finally:
+        proc.end()
+
+
 @pytest.mark.parametrize("wrapper", [["/nonexistent/profiler"], ["sh", "-c", "exit 7", "sh"]])
 def test_a_kernel_process_that_never_starts_leaves_no_folder(tmp_path, monkeypatch, wrapper):
     """A wrapper that cannot be run, or whose target dies before its first answer: the process is
