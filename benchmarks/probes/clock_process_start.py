@@ -73,8 +73,10 @@ def child() -> None:
 
 
 def _open_files() -> list[str]:
-    """This process's open descriptors that name a file or folder, with their access mode."""
-    out = []
+    """This process's open descriptors that name a file or folder, with their access mode, and its
+    unix sockets with their names (``@``: abstract, which Landlock scopes only if asked: does
+    Nsight Compute's injection talk to its front end so?)."""
+    out, unix = [], _unix_socket_names()
     for fd in sorted(os.listdir("/proc/self/fd"), key=int):
         try:
             target = os.readlink(f"/proc/self/fd/{fd}")
@@ -83,7 +85,20 @@ def _open_files() -> list[str]:
             continue
         if target.startswith("/"):
             out.append(f"{fd}:{target}:{('r', 'w', 'rw')[flags & 3] if flags & 3 < 3 else '?'}")
+        elif target.startswith("socket:["):
+            out.append(f"{fd}:{target}:{unix.get(target[8:-1], 'not unix')}")
     return out
+
+
+def _unix_socket_names() -> dict[str, str]:
+    """inode -> name of every unix socket on the machine (/proc/net/unix; '' when unnamed)."""
+    names = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+            parts = line.split()
+            if len(parts) >= 7:
+                names[parts[6]] = parts[7] if len(parts) > 7 else "unnamed"
+    return names
 
 
 class Proc:

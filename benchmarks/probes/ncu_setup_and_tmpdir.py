@@ -15,7 +15,9 @@
    does a program the target starts (Triton's gcc) still run, the target sandboxed or not (with
    the front end's folder split from the target's, gcc under a sandboxed clock process died of
    SIGSEGV: docs/runs/h200-ncu-tmpdir/)? And which files does the target hold open from the
-   start (a descriptor to the report or the record would be writable whatever Landlock says)?
+   start (a descriptor to the report or the record would be writable whatever Landlock says: the
+   record was, H200: docs/runs/h200-gpu-tests-af7306c/), and over which unix sockets does the
+   injection talk to its front end (an abstract one, ``@``, is reachable unless Landlock scopes it)?
    `--tmpdir-only`: this part alone.
 
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 150 python3 benchmarks/probes/ncu_setup_and_tmpdir.py
