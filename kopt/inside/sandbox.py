@@ -12,9 +12,9 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   end hands its target the record it writes, the clock that decides;
 * Landlock confines the thread that applies it and the threads it starts after, never a thread
   already running (a kernel runs its code on one through a signal handler: a review rewrote a
-  clock's record so). A process a profiler wraps is confined before its Python starts
-  (kopt.inside.confined, then exec: every thread it will have is born confined); the others are
-  confined at their first order, while one thread runs, and the line says if more ran.
+  clock's record so). A kernel's process is confined before its Python starts
+  (kopt.inside.confined, then exec: every thread it will have is born confined); one forked from
+  a spare is confined at its first order, while one thread runs, and the line says if more ran.
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless

@@ -62,12 +62,13 @@ class Session:
         os.environ["TMPDIR"] = msg["scratch"]
         if msg.get("warm_up"):  # the clock's first launch, before any code of the kernel's is imported
             _warm_up(msg["warm_up"])
-        if msg.get("confined"):  # the judge started it through kopt.inside.confined: confined before Python
-            line = self.confined or "none: started to be confined, but no line from kopt.inside.confined"
+        if msg.get("confined") and self.confined:  # started through kopt.inside.confined: confined before Python
+            line = self.confined
+        elif msg.get("sandbox"):  # forked from a spare (one thread), or kopt.inside.confined did not run
+            line = sandbox.apply(msg["scratch"]) + sandbox.loose_threads()
+            line += "; not confined before its Python started, as the judge asked" if msg.get("confined") else ""
         else:
             line = "none: off"
-            if msg.get("sandbox"):
-                line = sandbox.confine(msg["scratch"], msg.get("profiler_tmp")) + sandbox.loose_threads()
         self.reply(sandbox=line)
         import torch  # noqa: F401 - paid while the judge waits for the GPU gate
 
@@ -392,8 +393,8 @@ def _clock_context() -> bool:
     context as it starts, all of them at once while the judge is busy; no launch (Nsight Compute
     profiles one process at a time: launches of several at once fail with 'a driver resource was
     unavailable'). No code of the kernel's has run yet, nor anything loaded from the version's
-    cache: Triton's driver library, which its kernel can write there, waits for the sandbox
-    (``Session.start``). Whether this is such a process."""
+    cache: Triton's driver library, which its kernel can write there, waits for ``Session.start``
+    (a process forked from a spare is confined only there). Whether this is such a process."""
     if not os.environ.pop("KOPT_CLOCK_CONTEXT", None):
         return False
     import torch

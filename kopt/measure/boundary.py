@@ -181,8 +181,8 @@ class KernelProcess:
         # Triton found no GPU backend in pmpp_v2/vectorsum's workers; idle workers outlive a call)
         ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
         env = {**os.environ, **ours_env, **(env or {})}
-        self.profiler_tmp = None
-        self.confined = bool(wrapper) and sandbox  # confined before its Python starts (kopt.inside.confined)
+        self.profiler_tmp, self.sandboxed = None, sandbox
+        self.confined = False  # confined before its Python starts (kopt.inside.confined): every process exec'd
         try:
             self.proc, ours = self._launch(wrapper, env, spare)
         except BaseException:  # no process: nothing will end() it
@@ -190,7 +190,7 @@ class KernelProcess:
             raise
         KernelProcess.OWNED.add(self.proc.pid)
         self.oom_kills_at_start = oom_kills()  # a signal it dies of is the OOM killer's only if this rises
-        self.sock, self.sandboxed, self.sandbox = ours, sandbox, None
+        self.sock, self.sandbox = ours, None
         self.precision: dict | None = None  # torch's TF32 switches, asked and reported (kopt.measure.child._go)
         self.notes: list[str] = []  # how the interpreter ran the kernel unlike a GPU, as the process said (_keep_notes)
         self.ended, self.left = False, False  # end() has run; the process had left by itself by then
@@ -214,10 +214,15 @@ class KernelProcess:
                 return spare.launch(env)
             except OSError:  # it died before it was told (killed from outside): started afresh instead
                 spare.discard()
+        # Landlock confines no thread already running: the sandbox applied, then exec, every thread of
+        # the kernel's process is born confined (a profiler's injection and CUDA start theirs early)
+        self.confined = self.sandboxed
+        pipes = ["--pipes-of", self.profiler_tmp] if self.profiler_tmp else []
+        confine = [sys.executable, "-m", "kopt.inside.confined", *pipes, self.scratch] if self.confined else []
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             proc = subprocess.Popen(
-                [*(wrapper or []), sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
+                [*(wrapper or []), *confine, sys.executable, "-m", "kopt.inside", str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 env=env,
@@ -242,25 +247,19 @@ class KernelProcess:
         in the target's (H200: docs/runs/h200-ncu-tmpdir/). In the kernel's scratch, which the kernel
         writes, the report was the kernel's to rewrite. The sandbox lets the kernel write the
         tracker's pipes alone (kopt.inside.sandbox.profiler_pipes): without them a program the
-        kernel's process starts (Triton's gcc) dies of SIGSEGV under Nsight Compute. Sandboxed, the
-        target is confined before its Python starts (kopt.inside.confined): the profiler's injection
-        and the clock's CUDA context start threads before its first order, which Landlock would
-        not confine then."""
+        kernel's process starts (Triton's gcc) dies of SIGSEGV under Nsight Compute."""
         program = shutil.which("env")
         if program is None:
             raise HarnessFault(
                 "kopt: no `env` program on PATH: a profiler's target cannot be given the kernel's scratch"
             )
         self.profiler_tmp = tempfile.mkdtemp(prefix="kopt-profiler-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
-        confine = ["-m", "kopt.inside.confined", "--pipes-of", self.profiler_tmp, self.scratch]
-        target = [program, f"TMPDIR={self.scratch}", *([sys.executable, *confine] if self.confined else [])]
-        return [*wrapper, *target], {**env, "TMPDIR": self.profiler_tmp}
+        return [*wrapper, program, f"TMPDIR={self.scratch}"], {**env, "TMPDIR": self.profiler_tmp}
 
     def begin(self, **extra) -> None:
         """The process's first order (its scratch folder, its sandbox; ``extra``: more of the order),
         once it has started (``begin`` False: several processes start at once, each begun in turn)."""
-        order = {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "profiler_tmp": self.profiler_tmp}
-        order["confined"] = self.confined
+        order = {"op": "start", "scratch": self.scratch, "sandbox": self.sandboxed, "confined": self.confined}
         self.sandbox = self.ask(order | extra, timeout_s=300)["sandbox"]
         if self.wrapped:  # the profiler's target, found before any code of the kernel's has run
             self.target = _wrapped_target(self.proc.pid)

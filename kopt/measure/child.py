@@ -303,7 +303,7 @@ def _clock(req: dict, prepared, bench: dict, clock, progress: Progress) -> None:
     try:
         clocked = oc.clocked_configs(
             ref, clock, req["configs_by_device"]["cuda"], opts=_opts(req), go=lambda proc: _go(req, device, proc),
-            mark=progress.phase,
+            mark=progress.phase, confined_as=first.sandbox,
         )  # fmt: skip
     except KernelFault as e:
         if not baseline:

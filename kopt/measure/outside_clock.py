@@ -37,7 +37,8 @@ launch holds 5-7 ms of Nsight Compute's own work. Here the judge reads the proce
 call (host work shows in it: where the time went) and watches its whole tree for another process
 holding the GPU (kopt.measure.watch), which fails the version.
 
-The processes not yet begun wait, unsandboxed but with no kernel imported, for their first order.
+The processes not yet begun wait, confined (kopt.inside.confined, before their Python started) but
+with no kernel imported, for their first order; each must be confined as the timing process was.
 No kernel process can trace another or the judge (Landlock), nor signal a process outside its own
 sandbox where Landlock scopes signals (ABI 6+; Nsight Compute profiles a process so scoped, H100:
 docs/runs/h100-clock/); where it does not, one config's kernel can kill another config's process,
@@ -55,7 +56,7 @@ from pathlib import Path
 
 from kopt.measure import watch
 from kopt.measure.boundary import KernelProcess
-from kopt.measure.faults import KernelFault
+from kopt.measure.faults import HarnessFault, KernelFault
 from kopt.measure.timing import whole_cycles
 from kopt.measure.trial import Trial
 from kopt.profilers import ncu
@@ -159,11 +160,14 @@ class ClockProcesses:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict, go, mark) -> dict[str, dict]:
+def clocked_configs(
+    ref, clock: ClockProcesses, items: list[dict], *, opts: dict, go, mark, confined_as: str | None = None
+) -> dict[str, dict]:
     """Each config's calls in its own process of ``clock``, made ready by ``go(proc)`` (the kernel
     imported), one config after another, each process ended (its record written) before the next
     config's calls. Per config, what ``per_config`` reads from its record. ``mark(name)``: the
-    timeline's marks (where the clock's time goes)."""
+    timeline's marks (where the clock's time goes). ``confined_as``: the timing process's sandbox
+    line, which each clock process's must match (``confined_as_the_timing_process``)."""
     calls: dict[str, list[dict]] = {}
     home = tool_home(clock.tool)  # Nsight Compute's own programs, found once, before any kernel's code runs
     clock.ready()
@@ -175,6 +179,7 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
                 if not clock.gone[i]:
                     proc.begin()
                     go(proc)
+                confined_as_the_timing_process(proc.sandbox, confined_as, item["key"])
                 # the kernel processes the judge started and the profilers wrapping them: what may hold the GPU
                 known = {p.proc.pid for p in clock.procs} | {p.target for p in clock.procs if p.target}
                 calls[item["key"]] = run_calls(ref, proc, item, opts={**opts, "kernel_pids": known,
@@ -201,6 +206,19 @@ def clocked_configs(ref, clock: ClockProcesses, items: list[dict], *, opts: dict
         return out
     finally:
         clock.end()
+
+
+def confined_as_the_timing_process(line: str | None, timing_line: str | None, key: str) -> None:
+    """A clock process whose sandbox is weaker than the timing process's (not applied, or with
+    threads left as they were) could rewrite the record of the clock that decides: a fault of the
+    harness's (the kernel's process is confined before its Python starts, kopt.inside.confined), so
+    no clock figure comes from it. Where Landlock confines nothing, neither process is confined."""
+    line = line or ""
+    if (timing_line or "").startswith("landlock") and (not line.startswith("landlock") or "NOT the" in line):
+        raise HarnessFault(
+            f"config {key}: the clock's process was not confined as the timing process was ({line[:300]}): "
+            "its record would be the kernel's to rewrite, and is not read"
+        )
 
 
 def _ncu_says(csv_path: Path) -> str:

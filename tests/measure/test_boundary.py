@@ -446,13 +446,13 @@ def run_kernel(**inputs):
 
 
 @pytest.mark.parametrize("wrapped", [True, False])
-def test_a_thread_started_before_the_sandbox_is_confined_or_reported(tmp_path, monkeypatch, wrapped):
+def test_a_thread_started_before_the_sandbox_is_confined_too(tmp_path, monkeypatch, wrapped):
     """Landlock confines the thread that applies it, never one already running: a kernel that ran
     its code on such a thread through a signal handler wrote outside its sandbox (a review, on a
     clock process: torch's and CUDA's threads start before its first order; Nsight Compute's
-    injection's too). A process a profiler wraps is confined before its Python starts, so a thread
-    started before kopt's code (here by ``sitecustomize``) is confined too; any other process says
-    in its sandbox's line that such a thread runs unconfined."""
+    injection's too). A kernel's process is confined before its Python starts, wrapped by a
+    profiler or not, so a thread started before kopt's code (here by ``sitecustomize``, as a
+    user's site may) is confined too."""
     import sys
 
     from kopt.inside import sandbox
@@ -474,14 +474,30 @@ def test_a_thread_started_before_the_sandbox_is_confined_or_reported(tmp_path, m
     wrapper = [sys.executable, str(tmp_path / "profiler.py")] if wrapped else None
     proc = KernelProcess(str(tmp_path / "kernel.py"), wrapper=wrapper, timeout_s=60, env={"TRITON_INTERPRET": "1"})
     try:
-        if wrapped:
-            proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
-            assert (Path(proc.scratch) / "said.txt").read_text() == "refused"
-            assert target.read_text() == "the judge's" and "NOT the" not in proc.sandbox, proc.sandbox
-        else:
-            assert "NOT the 1 thread(s) already running" in proc.sandbox, proc.sandbox
+        proc.ask({"op": "go", "env": {}, "device": "cpu", "kernel": proc.kernel, "ref": None, "builds": None})
+        assert (Path(proc.scratch) / "said.txt").read_text() == "refused"
+        assert target.read_text() == "the judge's" and "NOT the" not in proc.sandbox, proc.sandbox
     finally:
         proc.end()
+
+
+def test_a_process_confined_as_it_runs_says_which_threads_were_not(tmp_path):
+    """Confined at its first order (a process forked from a spare: one thread), a process's line
+    names the threads already running then, which Landlock left as they were."""
+    import subprocess
+    import sys
+
+    from kopt.inside import sandbox
+
+    if sandbox.abi() < 1:
+        pytest.skip("no Landlock here: nothing is confined")
+    script = (
+        "import threading, time\nfrom kopt.inside import sandbox\n"
+        "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        f"print(sandbox.apply({str(tmp_path)!r}) + sandbox.loose_threads())\n"
+    )
+    line = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60).stdout
+    assert line.startswith("landlock") and "NOT the 1 thread(s) already running" in line, line
 
 
 @pytest.mark.parametrize("wrapper", [["/nonexistent/profiler"], ["sh", "-c", "exit 7", "sh"]])
@@ -534,7 +550,7 @@ def test_nothing_is_loaded_from_the_versions_cache_before_the_sandbox(tmp_path, 
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     monkeypatch.setattr(serve, "_triton_ready", lambda: steps.append("triton driver loaded"))
     monkeypatch.setattr(serve, "_triton_key", lambda: steps.append("triton key"))
-    monkeypatch.setattr(sandbox, "apply", lambda scratch, also: steps.append("sandbox") or "landlock (test)")
+    monkeypatch.setattr(sandbox, "apply", lambda scratch, also=(): steps.append("sandbox") or "landlock (test)")
     monkeypatch.setenv("TMPDIR", os.environ.get("TMPDIR", "/tmp"))  # `start` sets it for its process: put back after
     s = serve.Session(None, clock=serve._clock_context())
     monkeypatch.setattr(s, "reply", lambda **answer: steps.append("reply"))

@@ -181,3 +181,26 @@ def test_where_nsight_compute_decides_a_kernel_gets_no_in_process_trace_and_a_ba
     kernel, baseline = child._second_clock_opts(opts, False), child._second_clock_opts(opts, True)
     assert kernel["in_process_profiler"] is False and baseline["in_process_profiler"] is True
     assert kernel["max_samples"] == 50 and kernel["check_timed"] is False
+
+
+@pytest.mark.parametrize(
+    "line, timing, fault",
+    [
+        ("landlock ABI 7: writes only under the scratch folder", "landlock ABI 7: writes only", False),
+        ("none: landlock_restrict_self failed (errno 1)", "landlock ABI 7: writes only", True),
+        ("landlock ABI 7: writes only ...; NOT the 3 thread(s) already running", "landlock ABI 7", True),
+        (None, "landlock ABI 7: writes only", True),
+        ("none: this kernel has no Landlock", "none: this kernel has no Landlock", False),
+    ],
+)
+def test_a_clock_process_confined_less_than_the_timing_process_is_not_read(line, timing, fault):
+    """The record of the clock that decides is out of the kernel's reach only while its process is
+    confined whole (kopt.inside.confined): one that is not, where the timing process was, is the
+    harness's fault, and no figure of it is read."""
+    from kopt.measure.faults import HarnessFault
+
+    if fault:
+        with pytest.raises(HarnessFault, match="not confined as the timing process was"):
+            oc.confined_as_the_timing_process(line, timing, "M=8")
+    else:
+        oc.confined_as_the_timing_process(line, timing, "M=8")
