@@ -6,7 +6,8 @@ the process tracker of the profiler whose front end's TMPDIR is DIR).
 Two users. The judge runs its tools that parse files the kernel's process wrote this way
 (cuobjdump on a Triton version's cubins: kopt.profilers.cuobjdump), so a file made to break the
 tool reaches no more than the kernel's own process could. And every kernel's process the judge
-starts starts this way (kopt.measure.boundary.KernelProcess): the sandbox applied, then exec, so
+starts afresh (not forked from a spare) starts this way (kopt.measure.boundary.KernelProcess): the
+sandbox applied, then exec, so
 every thread that process will have is born confined (Landlock confines no thread already running,
 and a profiler's injection, CUDA's context, torch start theirs before any order), and the files
 the profiler handed it are closed before its Python starts. PROGRAM finds the sandbox's line in

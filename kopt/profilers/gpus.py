@@ -115,8 +115,9 @@ def read_amd() -> list[GpuReading] | None:
         readings.append(GpuReading(idx, key, util, mem, 0))
     pids = doc.get("system", {})
     if any(k.startswith("PID") for k in pids):  # rocm-smi lists compute processes per system
+        own = f"PID{_own_pid_if_on_a_gpu()}"
         for r in readings:
-            r.processes = sum(1 for k in pids if k.startswith("PID") and k != f"PID{_own_pid_if_on_a_gpu()}")
+            r.processes = sum(1 for k in pids if k.startswith("PID") and k != own)
     return readings
 
 
