@@ -28,10 +28,10 @@ from kopt.measure.wire import recv_pickle, send_json
 
 
 class Session:
-    def __init__(self, sock: socket.socket, clock: bool = False):
+    def __init__(self, sock: socket.socket, clock: bool = False, confined: str | None = None):
         self.sock, self.kernel, self.guard, self.lab = sock, None, None, None
         self.clock = clock  # a deciding clock's process (``_clock_context``)
-        self.confined: str | None = None  # the sandbox's line, applied before Python started (``main``)
+        self.confined = confined  # the sandbox's line where kopt.inside.confined applied it before Python started
         self.device, self.sets, self.order, self.outputs, self.with_buffers = "cpu", [], [], [], True
         self.casts_floats = False  # a returned float of another width cast into the buffer (gpu-mode's checks)
         self.seq, self.spin = 0, False
@@ -448,8 +448,7 @@ def _warm_up(range_name: str) -> None:
 def main(fd: int) -> None:
     _die_with_judge()
     confined = os.environ.pop("KOPT_CONFINED", None)  # before anything else runs here
-    s = Session(socket.socket(fileno=fd), clock=_clock_context())
-    s.confined = confined
+    s = Session(socket.socket(fileno=fd), clock=_clock_context(), confined=confined)
     try:
         s.start(s.next_order())
         order = s.next_order()
