@@ -17,8 +17,9 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   a spare is confined at its first order, while one thread runs, and the line says if more ran.
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
-* from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), unless
-  a profiler wraps this process (its front end is outside).
+* from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), and no
+  abstract unix socket made outside it may be connected to (a process that hands out descriptors
+  over one would give the kernel a writable file).
 
 Where the kernel has no Landlock (older kernels, another OS, a container that blocks it), the
 reason is reported and the judge records it: the verdict still rests on the judge's own memory,
@@ -48,7 +49,10 @@ REFER, TRUNCATE = 1 << 13, 1 << 14
 # removed; no link, file, folder or device made there, nothing moved in or out, for its trusted
 # front end to open or remove by name
 PIPES = WRITE_FILE | TRUNCATE | MAKE_FIFO | REMOVE_FILE
-SCOPE_SIGNAL = 1 << 1
+# ABI 6 scopes: no connect to an abstract unix socket made outside the sandbox (the judge's CUDA makes
+# one, ``@cuda-uvmfd-<ns>-<pid>@``; CUDA IPC and Nsight Compute's injection work with it scoped, H200:
+# benchmarks/probes/abstract_socket_scope.py), no signal to a process outside it
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1
 _L = ctypes.c_long  # syscall() is variadic: pass every number as a long
 
 
@@ -108,7 +112,7 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     handled = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE
     handled |= REFER if version >= 2 else 0
     handled |= TRUNCATE if version >= 3 else 0
-    scoped = SCOPE_SIGNAL if version >= 6 else 0
+    scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if version >= 6 else 0
     attr = struct.pack("QQQ", handled, 0, scoped) if version >= 6 else struct.pack("QQ", handled, 0)
     if version < 4:
         attr = attr[:8]
@@ -128,7 +132,7 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
             return f"none: landlock_restrict_self failed (errno {ctypes.get_errno()})"
     finally:
         os.close(fd)
-    signals = "; signals to processes outside it refused" if scoped else ""
+    signals = "; signals to and abstract unix sockets of processes outside it refused" if scoped else ""
     pipes = f", the pipes of the profiler's process tracker ({len(also)} folder)" if also else ""
     handed = f"; closed, handed open for writing: {', '.join(closed)}" if closed else ""
     return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}{handed}"

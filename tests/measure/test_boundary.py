@@ -3,6 +3,7 @@ process end `incorrect` or `failed` (never a pass with wrong outputs, never a fo
 each attack is proved to have run (its log). See docs/trust.md and docs/threat_model.md."""
 
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -102,15 +103,22 @@ def _landlock() -> bool:
     return sandbox.abi() >= 6
 
 
-def test_the_kernel_cannot_kill_or_read_the_judge(tiny, tmp_path, run_params, attack):
-    """With Landlock (ABI 6+ here), signals to the judge and its memory are refused, and the honest
-    work that follows passes. Without it, a killed judge fails the job with no verdict."""
+def test_the_kernel_cannot_kill_or_read_the_judge(tiny, tmp_path, run_params, attack, monkeypatch):
+    """With Landlock (ABI 6+ here), signals to the judge, its memory and an abstract unix socket made
+    outside the sandbox (the judge's own CUDA makes one, ``@cuda-uvmfd-...``) are refused, and the
+    honest work that follows passes. Without it, a killed judge fails the job with no verdict."""
+    outside = socket.socket(socket.AF_UNIX)
+    outside.bind(f"\0kopt-test-outside-{os.getpid()}")
+    outside.listen()
+    monkeypatch.setenv("KOPT_ATTACK_SOCKET", f"kopt-test-outside-{os.getpid()}")
     if not _landlock():
         with pytest.raises(Exception, match="stopped from outside|SIGKILL"):
             run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
         return
     corr, df, _ = run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
-    assert attack() == ["memory refused: PermissionError", "signal refused: PermissionError"]
+    outside.close()
+    refused = ["memory refused: PermissionError", "signal refused: PermissionError", "socket refused: PermissionError"]
+    assert attack() == refused
     assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
 
 

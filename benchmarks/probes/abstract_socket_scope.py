@@ -1,0 +1,89 @@
+"""Probe (the threat model's open item): may Landlock scope the kernel's abstract unix sockets?
+
+Landlock ABI 6 can refuse a sandboxed process ``connect`` to an abstract unix socket made outside
+its domain (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET). On the GPU the kernel's process holds such
+sockets: CUDA's ``@cuda-uvmfd-<ns>-<pid>@`` and, under Nsight Compute, ``@nv_target_process_<pid>``
+(docs/runs/h200-gpu-tests-af7306c/ncu_tmpdir_fds.txt). The judge hands the kernel its buffers over
+CUDA IPC (kopt.measure.arena: ``reduce_tensor``), which may connect to the exporter's (the
+judge's) socket. Here a process confined as a clock process is (the scope applied before CUDA
+starts, as kopt.inside.confined does) opens a buffer and an event the parent exported, reads and
+writes the buffer and launches, plain and under the deciding clock's Nsight Compute command, for
+each scope: none, signals, signals and abstract sockets.
+
+    source benchmarks/gpu_env.sh; timeout -s INT -k 10 120 python3 benchmarks/probes/abstract_socket_scope.py
+"""
+
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch.multiprocessing.reductions import reduce_tensor
+
+from kopt.profilers.ncu import clock_command
+
+SCOPES = {"none": 0, "signals": 1 << 1, "signals+abstract sockets": 1 << 1 | 1 << 0}
+
+CHILD = r"""
+import ctypes, os, pickle, struct, sys
+scoped, path = int(sys.argv[1]), sys.argv[2]
+if scoped:
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = struct.pack("QQQ", 0, 0, scoped)
+    fd = libc.syscall(ctypes.c_long(444), attr, ctypes.c_long(len(attr)), ctypes.c_long(0))
+    ok = fd >= 0 and libc.prctl(38, 1, 0, 0, 0) == 0 and libc.syscall(ctypes.c_long(446), ctypes.c_long(fd), ctypes.c_long(0)) == 0
+    print("scope applied" if ok else f"scope failed errno {ctypes.get_errno()}", flush=True)
+import torch
+from torch.multiprocessing.reductions import rebuild_cuda_tensor
+with open(path, "rb") as f:
+    args, event = pickle.load(f)
+t = rebuild_cuda_tensor(*args)
+placed = torch.cuda.Event.from_ipc_handle(torch.cuda.current_device(), event)
+placed.synchronize()
+before = float(t.double().sum())
+t.mul_(2.0)
+torch.cuda.synchronize()
+print(f"buffer read {before:.0f}, doubled in place", flush=True)
+"""
+
+
+def run(scope: int, path: str, under_ncu: bool, folder: str) -> str:
+    cmd = [sys.executable, "-c", CHILD, str(scope), path]
+    log = os.path.join(folder, f"ncu-{scope}.csv")
+    ncu = shutil.which("ncu")
+    if under_ncu:
+        cmd = [*clock_command(ncu, log), *cmd]
+    start = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    out = [ln for ln in (p.stdout + p.stderr).splitlines() if "scope" in ln or "buffer" in ln or "rror" in ln]
+    launches = ""
+    if under_ncu and os.path.exists(log):
+        rows = Path(log).read_text().count("gpu__time_duration")
+        launches = f"; ncu record: {rows} launch row(s)"
+    return f"exit {p.returncode} in {time.perf_counter() - start:.1f} s: {' | '.join(out[-4:])}{launches}"
+
+
+def main() -> None:
+    print(torch.cuda.get_device_name(), "kernel", os.uname().release)
+    with tempfile.TemporaryDirectory() as folder:
+        for under_ncu in (False, True):
+            for name, scope in SCOPES.items():
+                buf = torch.ones(1 << 20, device="cuda")
+                placed = torch.cuda.Event(interprocess=True)
+                placed.record()
+                path = os.path.join(folder, "handle.pkl")
+                with open(path, "wb") as f:
+                    pickle.dump((reduce_tensor(buf)[1], placed.ipc_handle()), f)
+                line = run(scope, path, under_ncu, folder)
+                torch.cuda.synchronize()
+                seen = float(buf.sum())
+                print(f"{'ncu ' if under_ncu else 'plain'} {name:26s} {line}; parent reads {seen:.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
