@@ -8,7 +8,9 @@ CUDA IPC (kopt.measure.arena: ``reduce_tensor``), which may connect to the expor
 judge's) socket. Here a process confined as a clock process is (the scope applied before CUDA
 starts, as kopt.inside.confined does) opens a buffer and an event the parent exported, reads and
 writes the buffer and launches, plain and under the deciding clock's Nsight Compute command, for
-each scope: none, signals, signals and abstract sockets.
+each scope: none, signals, signals and abstract sockets, and those with TCP refused (Landlock ABI 4:
+no TCP bind or connect at all; the sandbox grants TCP today, and Nsight Compute has a ``--port``
+for its front end and targets: does its clock need one?).
 
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 120 python3 benchmarks/probes/abstract_socket_scope.py
 """
@@ -27,14 +29,19 @@ from torch.multiprocessing.reductions import reduce_tensor
 
 from kopt.profilers.ncu import clock_command
 
-SCOPES = {"none": 0, "signals": 1 << 1, "signals+abstract sockets": 1 << 1 | 1 << 0}
+SCOPES = {  # (scoped, handled_access_net): LANDLOCK_SCOPE_* and LANDLOCK_ACCESS_NET_{BIND,CONNECT}_TCP
+    "none": (0, 0),
+    "signals": (1 << 1, 0),
+    "signals+abstract sockets": (1 << 1 | 1 << 0, 0),
+    "those+no TCP": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1),
+}
 
 CHILD = r"""
 import ctypes, os, pickle, struct, sys
-scoped, path = int(sys.argv[1]), sys.argv[2]
+scoped, net, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 if scoped:
     libc = ctypes.CDLL(None, use_errno=True)
-    attr = struct.pack("QQQ", 0, 0, scoped)
+    attr = struct.pack("QQQ", 0, net, scoped)
     fd = libc.syscall(ctypes.c_long(444), attr, ctypes.c_long(len(attr)), ctypes.c_long(0))
     ok = fd >= 0 and libc.prctl(38, 1, 0, 0, 0) == 0 and libc.syscall(ctypes.c_long(446), ctypes.c_long(fd), ctypes.c_long(0)) == 0
     print("scope applied" if ok else f"scope failed errno {ctypes.get_errno()}", flush=True)
@@ -52,9 +59,9 @@ print(f"buffer read {before:.0f}, doubled in place", flush=True)
 """
 
 
-def run(scope: int, path: str, under_ncu: bool, folder: str) -> str:
-    cmd = [sys.executable, "-c", CHILD, str(scope), path]
-    log = os.path.join(folder, f"ncu-{scope}.csv")
+def run(scope: tuple[int, int], path: str, under_ncu: bool, folder: str) -> str:
+    cmd = [sys.executable, "-c", CHILD, *map(str, scope), path]
+    log = os.path.join(folder, f"ncu-{scope[0]}-{scope[1]}.csv")
     ncu = shutil.which("ncu")
     if under_ncu:
         cmd = [*clock_command(ncu, log), *cmd]
