@@ -14,15 +14,14 @@ Order of a life: ``start`` (the sandbox, before anything of the kernel's is impo
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import os
-import signal
 import socket
 import sys
 import time
 import traceback
 
+from kopt.inside.confined import die_with_parent
 from kopt.measure.faults import HarnessFault, KernelFault
 from kopt.measure.wire import recv_pickle, send_json
 
@@ -383,11 +382,6 @@ EXTRA = {
 }
 
 
-def _die_with_judge() -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def _clock_context() -> bool:
     """A deciding clock's process (kopt.measure.outside_clock) imports torch and makes its CUDA
     context as it starts, all of them at once while the judge is busy; no launch (Nsight Compute
@@ -446,7 +440,7 @@ def _warm_up(range_name: str) -> None:
 
 
 def main(fd: int) -> None:
-    _die_with_judge()
+    die_with_parent()  # again, where kopt.inside.confined (or the spare) did not set it
     confined = os.environ.pop("KOPT_CONFINED", None)  # before anything else runs here
     s = Session(socket.socket(fileno=fd), clock=_clock_context(), confined=confined)
     try:

@@ -207,7 +207,10 @@ def test_no_profiled_kernel_process_outlives_a_terminated_job(tiny, tmp_path):
     and the process it wraps dies with it, not with the judge. SIGTERM of the job while that
     process is stuck importing its kernel (not reading its orders): both are gone with the job."""
     (tmp_path / "profiler.py").write_text(PROFILER)
-    (tmp_path / "stuck.py").write_text("import time\n\ntime.sleep(600)\n")
+    importing = Path(f"/dev/shm/kopt-test-importing-{os.getpid()}-{tmp_path.name}")  # the sandbox allows /dev/shm
+    (tmp_path / "stuck.py").write_text(
+        f"import pathlib, time\n\npathlib.Path({str(importing)!r}).touch()\ntime.sleep(600)\n"
+    )
     req = {**_reference_request(tiny), "kernel": str(tmp_path / "stuck.py")}
     job = subprocess.Popen(
         [sys.executable, "-c", WRAPPED_JOB, json.dumps(req), str(tmp_path / "profiler.py")], cwd=ROOT
@@ -220,12 +223,13 @@ def test_no_profiled_kernel_process_outlives_a_terminated_job(tiny, tmp_path):
         kernel = _wait_for(
             lambda: [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == profiler]
         )[0]
-        time.sleep(2.0)  # into the kernel's import
+        _wait_for(importing.exists)  # into the kernel's import, however slow the machine
         job.send_signal(signal.SIGTERM)
         job.wait(timeout=30)
         assert _gone(profiler) and _gone(kernel), "the profiler or the kernel's process it wraps outlived the job"
     finally:
         job.kill()
+        importing.unlink(missing_ok=True)
         for pid in (profiler, kernel):  # not left behind when it fails
             if pid:
                 with contextlib.suppress(ProcessLookupError):
@@ -278,3 +282,34 @@ def test_the_judges_folder_never_lies_where_a_kernel_may_write(tmp_path, monkeyp
     finally:
         if place != "chosen":
             root.rmdir()
+
+
+def test_a_confined_process_dies_with_its_parent_from_its_start(tmp_path):
+    """kopt.inside.confined sets the parent-death signal before anything else and keeps it across
+    its exec: a kernel's process whose judge or profiler dies while it starts is not left behind."""
+    started = tmp_path / "scratch" / "started"  # where the sandbox lets it write
+    program = ["/bin/sh", "-c", f'touch "{started}"; exec sleep 600']
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_OF_CONFINED, str(tmp_path / "scratch"), json.dumps(program), str(started)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    child = int(parent.stdout.readline())
+    try:
+        assert parent.wait(timeout=30) == 0
+        assert _gone(child), "the confined process outlived its parent"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+PARENT_OF_CONFINED = """
+import json, os, subprocess, sys, time
+scratch, program, started = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+p = subprocess.Popen([sys.executable, "-m", "kopt.inside.confined", scratch, *program], start_new_session=True)
+print(p.pid, flush=True)
+while not os.path.exists(started):
+    time.sleep(0.02)
+os._exit(0)  # the child running, its parent gone
+"""
