@@ -59,6 +59,7 @@ INSIDE_MAY_IMPORT = {
     "kopt.measure.device",
     "kopt.measure.variants",
     "kopt.measure.reference",
+    "kopt.measure.reaper",  # die_with_parent: the standard library only
     "kopt.profilers",
     "kopt.profilers.torchtrace",
     "kopt.workspace.cuda_source",

@@ -3,16 +3,17 @@
 Landlock ABI 6 can refuse a sandboxed process ``connect`` to an abstract unix socket made outside
 its domain (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET). On the GPU the kernel's process holds such
 sockets: CUDA's ``@cuda-uvmfd-<ns>-<pid>@`` and, under Nsight Compute, ``@nv_target_process_<pid>``
-(docs/runs/h200-gpu-tests-af7306c/ncu_tmpdir_fds.txt). The judge hands the kernel its buffers over
+(docs/runs/h200-gpu-tests-197ae20/ncu_tmpdir_fds.txt). The judge hands the kernel its buffers over
 CUDA IPC (kopt.measure.arena: ``reduce_tensor``), which may connect to the exporter's (the
-judge's) socket. Here a process confined as a clock process is (the scope applied before CUDA
-starts, as kopt.inside.confined does) opens a buffer and an event the parent exported, reads and
-writes the buffer and launches, plain and under the deciding clock's Nsight Compute command, for
-each scope: none, signals, signals and abstract sockets, and those with TCP refused (Landlock ABI 4:
-no TCP bind or connect at all; the sandbox grants TCP today, and Nsight Compute has a ``--port``
-for its front end and targets: does its clock need one?).
+judge's) socket. Here a process with the scopes alone (no file rules: not kopt's whole sandbox),
+applied before its CUDA starts as kopt.inside.confined applies the sandbox, opens a buffer and an
+event the parent exported, reads and writes the buffer and launches, plain and under the deciding
+clock's Nsight Compute command, for each scope: none, signals, signals and abstract sockets, and
+those with TCP refused (Landlock ABI 4: no TCP bind or connect at all; the sandbox grants TCP
+today, and Nsight Compute has a ``--port`` for its front end and targets: does its clock need
+one?).
 
-    source benchmarks/gpu_env.sh; timeout -s INT -k 10 120 python3 benchmarks/probes/abstract_socket_scope.py
+    source benchmarks/gpu_env.sh; timeout -s INT -k 10 300 python3 benchmarks/probes/abstract_socket_scope.py
 """
 
 import os
@@ -62,11 +63,13 @@ print(f"buffer read {before:.0f}, doubled in place", flush=True)
 def run(scope: tuple[int, int], path: str, under_ncu: bool, folder: str) -> str:
     cmd = [sys.executable, "-c", CHILD, *map(str, scope), path]
     log = os.path.join(folder, f"ncu-{scope[0]}-{scope[1]}.csv")
-    ncu = shutil.which("ncu")
     if under_ncu:
-        cmd = [*clock_command(ncu, log), *cmd]
+        cmd = [*clock_command(shutil.which("ncu"), log), *cmd]
     start = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "did not end in 60 s"
     out = [ln for ln in (p.stdout + p.stderr).splitlines() if "scope" in ln or "buffer" in ln or "rror" in ln]
     launches = ""
     if under_ncu and os.path.exists(log):
@@ -78,7 +81,7 @@ def run(scope: tuple[int, int], path: str, under_ncu: bool, folder: str) -> str:
 def main() -> None:
     print(torch.cuda.get_device_name(), "kernel", os.uname().release)
     with tempfile.TemporaryDirectory() as folder:
-        for under_ncu in (False, True):
+        for under_ncu in (False, True) if shutil.which("ncu") else (False,):
             for name, scope in SCOPES.items():
                 buf = torch.ones(1 << 20, device="cuda")
                 placed = torch.cuda.Event(interprocess=True)

@@ -15,24 +15,16 @@ the profiler handed it are closed before its Python starts. PROGRAM finds the sa
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
-import signal
 import sys
 
 from kopt.inside import sandbox
-
-
-def die_with_parent() -> None:
-    """SIGKILL for this process when its parent (the judge, or the profiler wrapping it) dies
-    (Linux's PR_SET_PDEATHSIG, kept across an exec): set before anything else runs, so a job
-    stopped while this process starts leaves nothing behind."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+from kopt.measure.reaper import die_with_parent
 
 
 def main(argv: list[str]) -> None:
+    # first, and kept across the exec: a job stopped while this process starts leaves it behind only
+    # if its parent died before this line (Python's start-up; the judge's sweep collects those)
     die_with_parent()
     profiler_tmp = None
     if argv[0] == "--pipes-of":

@@ -19,7 +19,8 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   or written;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), and no
   abstract unix socket made outside it may be connected to (a process that hands out descriptors
-  over one would give the kernel a writable file).
+  over one would give the kernel a writable file). Not a socket with a path, nor TCP: Landlock's
+  file rules do not cover a connect (docs/threat_model.md; kopt.measure.reaper, "Not covered").
 
 Where the kernel has no Landlock (older kernels, another OS, a container that blocks it), the
 reason is reported and the judge records it: the verdict still rests on the judge's own memory,

@@ -21,8 +21,8 @@ import sys
 import time
 import traceback
 
-from kopt.inside.confined import die_with_parent
 from kopt.measure.faults import HarnessFault, KernelFault
+from kopt.measure.reaper import die_with_parent
 from kopt.measure.wire import recv_pickle, send_json
 
 

@@ -107,16 +107,15 @@ def test_the_kernel_cannot_kill_or_read_the_judge(tiny, tmp_path, run_params, at
     """With Landlock (ABI 6+ here), signals to the judge, its memory and an abstract unix socket made
     outside the sandbox (the judge's own CUDA makes one, ``@cuda-uvmfd-...``) are refused, and the
     honest work that follows passes. Without it, a killed judge fails the job with no verdict."""
-    outside = socket.socket(socket.AF_UNIX)
-    outside.bind(f"\0kopt-test-outside-{os.getpid()}")
-    outside.listen()
     monkeypatch.setenv("KOPT_ATTACK_SOCKET", f"kopt-test-outside-{os.getpid()}")
-    if not _landlock():
-        with pytest.raises(Exception, match="stopped from outside|SIGKILL"):
-            run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
-        return
-    corr, df, _ = run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
-    outside.close()
+    with socket.socket(socket.AF_UNIX) as outside:
+        outside.bind(f"\0kopt-test-outside-{os.getpid()}")
+        outside.listen()
+        if not _landlock():
+            with pytest.raises(Exception, match="stopped from outside|SIGKILL"):
+                run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
+            return
+        corr, df, _ = run_version(tiny, ATTACKS / "reaches_the_judge.py", run_params, tmp_path)
     refused = ["memory refused: PermissionError", "signal refused: PermissionError", "socket refused: PermissionError"]
     assert attack() == refused
     assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)

@@ -300,6 +300,7 @@ def test_a_confined_process_dies_with_its_parent_from_its_start(tmp_path):
         assert parent.wait(timeout=30) == 0
         assert _gone(child), "the confined process outlived its parent"
     finally:
+        parent.kill()
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
 
@@ -309,7 +310,8 @@ import json, os, subprocess, sys, time
 scratch, program, started = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 p = subprocess.Popen([sys.executable, "-m", "kopt.inside.confined", scratch, *program], start_new_session=True)
 print(p.pid, flush=True)
-while not os.path.exists(started):
+end = time.monotonic() + 30
+while not os.path.exists(started) and time.monotonic() < end:
     time.sleep(0.02)
-os._exit(0)  # the child running, its parent gone
+os._exit(0 if os.path.exists(started) else 1)  # the child running, its parent gone
 """
