@@ -1,4 +1,4 @@
-"""Probe (the threat model's open item): may Landlock scope the kernel's abstract unix sockets?
+"""Probe (the threat model's open items): may the kernel's process have abstract unix sockets scoped, TCP refused, socket paths hidden?
 
 Landlock ABI 6 can refuse a sandboxed process ``connect`` to an abstract unix socket made outside
 its domain (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET). On the GPU the kernel's process holds such
@@ -11,7 +11,8 @@ event the parent exported, reads and writes the buffer and launches, plain and u
 clock's Nsight Compute command, for each scope: none, signals, signals and abstract sockets, and
 those with TCP refused (Landlock ABI 4: no TCP bind or connect at all; the sandbox grants TCP
 today, and Nsight Compute has a ``--port`` for its front end and targets: does its clock need
-one?).
+one?), and those with every unix socket with a path hidden (hide_unix_sockets.py: do CUDA or
+Nsight Compute's clock need one?).
 
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 300 python3 benchmarks/probes/abstract_socket_scope.py
 """
@@ -30,16 +31,24 @@ from torch.multiprocessing.reductions import reduce_tensor
 
 from kopt.profilers.ncu import clock_command
 
-SCOPES = {  # (scoped, handled_access_net): LANDLOCK_SCOPE_* and LANDLOCK_ACCESS_NET_{BIND,CONNECT}_TCP
-    "none": (0, 0),
-    "signals": (1 << 1, 0),
-    "signals+abstract sockets": (1 << 1 | 1 << 0, 0),
-    "those+no TCP": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1),
+# (scoped, handled_access_net, socket paths hidden): LANDLOCK_SCOPE_*, LANDLOCK_ACCESS_NET_{BIND,CONNECT}_TCP,
+# and hide_unix_sockets.py's mount namespace with /dev/null over every socket path
+SCOPES = {
+    "none": (0, 0, 0),
+    "signals": (1 << 1, 0, 0),
+    "signals+abstract sockets": (1 << 1 | 1 << 0, 0, 0),
+    "those+no TCP": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 0),
+    "those+socket paths hidden": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1),
 }
 
 CHILD = r"""
 import ctypes, os, pickle, struct, sys
-scoped, net, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+scoped, net, hiding, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if hiding:
+    sys.path.insert(0, os.environ["PROBES"])
+    from hide_unix_sockets import hide, socket_paths
+    paths = socket_paths()
+    print(f"scope: {hide(paths)[0]} of {len(paths)} socket paths hidden: {' '.join(paths)[:300]}", flush=True)
 if scoped:
     libc = ctypes.CDLL(None, use_errno=True)
     attr = struct.pack("QQQ", 0, net, scoped)
@@ -60,14 +69,15 @@ print(f"buffer read {before:.0f}, doubled in place", flush=True)
 """
 
 
-def run(scope: tuple[int, int], path: str, under_ncu: bool, folder: str) -> str:
+def run(scope: tuple[int, int, int], path: str, under_ncu: bool, folder: str) -> str:
     cmd = [sys.executable, "-c", CHILD, *map(str, scope), path]
-    log = os.path.join(folder, f"ncu-{scope[0]}-{scope[1]}.csv")
+    log = os.path.join(folder, f"ncu-{'-'.join(map(str, scope))}.csv")
     if under_ncu:
         cmd = [*clock_command(shutil.which("ncu"), log), *cmd]
     start = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        env = {**os.environ, "PROBES": str(Path(__file__).parent)}
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
     except subprocess.TimeoutExpired:
         return "did not end in 60 s"
     out = [ln for ln in (p.stdout + p.stderr).splitlines() if "scope" in ln or "buffer" in ln or "rror" in ln]
