@@ -285,8 +285,9 @@ def test_the_judges_folder_never_lies_where_a_kernel_may_write(tmp_path, monkeyp
 
 
 def test_a_confined_process_dies_with_its_parent_from_its_start(tmp_path):
-    """kopt.inside.confined sets the parent-death signal before anything else and keeps it across
-    its exec: a kernel's process whose judge or profiler dies while it starts is not left behind."""
+    """kopt.inside.confined sets the parent-death signal before its sandbox and exec, and it holds
+    across the exec: a kernel's process whose judge or profiler dies once it runs is not left behind
+    (one whose parent dies during Python's own start-up is: the judge's sweep collects it)."""
     started = tmp_path / "scratch" / "started"  # where the sandbox lets it write
     program = ["/bin/sh", "-c", f'touch "{started}"; exec sleep 600']
     parent = subprocess.Popen(
