@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import threading
 from pathlib import Path
 
 from kopt.measure.reaper import descendants
+from kopt.profilers.gpus import gpu_majors, holds_gpu
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -31,59 +31,6 @@ def cpu_seconds(pid: int) -> float:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
             total += sum(int(x) for x in fields[11:15])
     return total / _TICK
-
-
-GPU_FILES = ("/dev/nvidia", "/dev/kfd", "/dev/dri/render")
-
-
-def _gpu_majors() -> set[int]:
-    """The device numbers' majors of this machine's GPU device files (a file made elsewhere with
-    mknod, or reached by another name, is the same device)."""
-    majors = set()
-    for folder, prefix in (("/dev", "nvidia"), ("/dev", "kfd"), ("/dev/dri", "render")):
-        with contextlib.suppress(OSError):
-            for name in os.listdir(folder):
-                if name.startswith(prefix):
-                    with contextlib.suppress(OSError):
-                        st = os.stat(os.path.join(folder, name))
-                        if stat.S_ISCHR(st.st_mode):
-                            majors.add(os.major(st.st_rdev))
-    return majors
-
-
-def holds_gpu(pid: int, majors: set[int] | None = None) -> bool:
-    """Whether ``pid`` has an NVIDIA or AMD GPU device open (every CUDA or HIP context does): by its
-    name or by its device number. A process whose open files the judge may not read (made
-    non-dumpable) counts as holding it: the watch fails closed (a review, issue 42)."""
-    majors = _gpu_majors() if majors is None else majors
-    try:
-        listed = _open_files(pid)
-    except PermissionError:
-        return True
-    except OSError:
-        return False  # ended
-    for folder, fds in listed:
-        for fd in fds:
-            path = f"{folder}/{fd}"
-            with contextlib.suppress(OSError):
-                if os.readlink(path).startswith(GPU_FILES):
-                    return True
-                st = os.stat(path)
-                if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) in majors:
-                    return True
-    return False
-
-
-def _open_files(pid: int) -> list[tuple[str, list[str]]]:
-    """The folders listing ``pid``'s open files, each with its entries: the process's own and each
-    thread's. A thread may have a file table of its own (``unshare(CLONE_FILES)``), and a process
-    whose main thread alone has exited lists none of its own (reviews, issue 44)."""
-    own = f"/proc/{pid}/fd"
-    out = [(own, os.listdir(own))]
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            out.append((f"/proc/{pid}/task/{tid}/fd", os.listdir(f"/proc/{pid}/task/{tid}/fd")))
-    return out
 
 
 def _name(pid: int) -> str:
@@ -102,7 +49,7 @@ class GpuHolders:
 
     def __init__(self, root: int, known: set[int], tool_dir: str | None, targets=(), every_s: float = 0.05):
         self.root, self.known, self.tool_dir, self.every_s, self.found = root, set(known), tool_dir, every_s, {}
-        self.targets, self.majors = set(targets), _gpu_majors()
+        self.targets, self.majors = set(targets), gpu_majors()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="kopt-gpu-holders", daemon=True)
 

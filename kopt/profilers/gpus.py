@@ -1,6 +1,7 @@
 """The one reader of GPU monitors: nvidia-smi / rocm-smi (one subprocess wrapper), NVML clocks,
-and GPU detection. The gate's idle readings, provenance's driver and clocks, env_check's snapshot
-and the harness's SM clock all come from here.
+GPU detection, and which process holds a GPU's device file open (``holds_gpu``: the gate's own
+process, the judge's watch of a kernel's tree). The gate's idle readings, provenance's driver
+and clocks, env_check's snapshot and the harness's SM clock all come from here.
 
 * Detection (``detect_gpu``) runs when the Snakefile is parsed, so it must be cheap: it reads
   /proc/driver/nvidia (no subprocess), then falls back to ``nvidia-smi`` / ``rocm-smi``. On a
@@ -16,6 +17,7 @@ import ctypes
 import json
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +60,57 @@ class GpuReading:
     processes: int  # compute processes on it besides the reading one (its own context is no other's work)
 
 
-GPU_DEVICE_FILES = ("/dev/nvidia", "/dev/kfd", "/dev/dri")  # a process with one open holds a GPU context
+GPU_FILES = ("/dev/nvidia", "/dev/kfd", "/dev/dri/render")
+
+
+def gpu_majors() -> set[int]:
+    """The device numbers' majors of this machine's GPU device files (a file made elsewhere with
+    mknod, or reached by another name, is the same device)."""
+    majors = set()
+    for folder, prefix in (("/dev", "nvidia"), ("/dev", "kfd"), ("/dev/dri", "render")):
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                if name.startswith(prefix):
+                    with contextlib.suppress(OSError):
+                        st = os.stat(os.path.join(folder, name))
+                        if stat.S_ISCHR(st.st_mode):
+                            majors.add(os.major(st.st_rdev))
+    return majors
+
+
+def holds_gpu(pid: int, majors: set[int] | None = None) -> bool:
+    """Whether ``pid`` has an NVIDIA or AMD GPU device open (every CUDA or HIP context does): by its
+    name or by its device number. A process whose open files the judge may not read (made
+    non-dumpable) counts as holding it: the watch fails closed (a review, issue 42)."""
+    majors = gpu_majors() if majors is None else majors
+    try:
+        listed = _open_files(pid)
+    except PermissionError:
+        return True
+    except OSError:
+        return False  # ended
+    for folder, fds in listed:
+        for fd in fds:
+            path = f"{folder}/{fd}"
+            with contextlib.suppress(OSError):
+                if os.readlink(path).startswith(GPU_FILES):
+                    return True
+                st = os.stat(path)
+                if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) in majors:
+                    return True
+    return False
+
+
+def _open_files(pid: int) -> list[tuple[str, list[str]]]:
+    """The folders listing ``pid``'s open files, each with its entries: the process's own and each
+    thread's. A thread may have a file table of its own (``unshare(CLONE_FILES)``), and a process
+    whose main thread alone has exited lists none of its own (reviews, issue 44)."""
+    own = f"/proc/{pid}/fd"
+    out = [(own, os.listdir(own))]
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            out.append((f"/proc/{pid}/task/{tid}/fd", os.listdir(f"/proc/{pid}/task/{tid}/fd")))
+    return out
 
 
 def _own_pid_if_on_a_gpu() -> str | None:
@@ -66,12 +118,7 @@ def _own_pid_if_on_a_gpu() -> str | None:
     tests' pytest once a test used CUDA in it waited 10 minutes for itself at every later gate,
     H200), else None. A monitor in a container of its own PID namespace lists host pids: the
     device file keeps another process that happens to bear this number from being taken for it."""
-    links = []
-    with contextlib.suppress(OSError):
-        for fd in os.listdir("/proc/self/fd"):
-            with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
-                links.append(os.readlink(f"/proc/self/fd/{fd}"))
-    return str(os.getpid()) if any(link.startswith(GPU_DEVICE_FILES) for link in links) else None
+    return str(os.getpid()) if holds_gpu(os.getpid()) else None
 
 
 def read_nvidia() -> list[GpuReading] | None:

@@ -128,7 +128,7 @@ def test_the_gates_own_process_on_the_gpu_is_no_other_jobs_work(fake_smi, monkey
         return gate.acquire(FAST, "cuda", sleep=clock.sleep, clock=clock)
 
     with open(os.devnull) as held:  # noqa: F841 - as a GPU's device file, held open
-        monkeypatch.setattr(gpus, "GPU_DEVICE_FILES", (os.devnull,))
+        monkeypatch.setattr(gpus, "GPU_FILES", (os.devnull,))
         for pid, idle in ((os.getpid(), True), (os.getpid() + 1, False)):
             fake_smi({"gpus": [gpu], "apps": [[0, pid]]})
             if idle:
@@ -136,7 +136,7 @@ def test_the_gates_own_process_on_the_gpu_is_no_other_jobs_work(fake_smi, monkey
             else:
                 with pytest.raises(gate.GateTimeout, match=r"1 compute process"):
                     acquire()
-    monkeypatch.setattr(gpus, "GPU_DEVICE_FILES", ("/dev/no-such-gpu",))
+    monkeypatch.setattr(gpus, "GPU_FILES", ("/dev/no-such-gpu",))
     fake_smi({"gpus": [gpu], "apps": [[0, os.getpid()]]})
     with pytest.raises(gate.GateTimeout, match=r"1 compute process"):
         acquire()

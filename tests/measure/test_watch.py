@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from kopt.measure import reaper, watch
+from kopt.profilers import gpus
 
 HELPERS = r"""
 import os, sys, time
@@ -122,7 +123,7 @@ def _holding(tmp_path, monkeypatch, program: str):
     """``program`` run with a marker file standing in for the GPU's device file, once it holds it."""
     mark = tmp_path / "nvidia0"
     mark.write_text("")
-    monkeypatch.setattr(watch, "GPU_FILES", (str(mark),))
+    monkeypatch.setattr(gpus, "GPU_FILES", (str(mark),))  # holds_gpu reads it there
     p = subprocess.Popen([sys.executable, "-c", program, str(mark)], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "holding"
