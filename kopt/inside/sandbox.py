@@ -17,10 +17,15 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   a spare is confined at its first order, while one thread runs, and the line says if more ran.
 * no process outside the sandbox may be traced (ptrace, /proc/PID/mem): the judge cannot be read
   or written;
+* from ABI 4 on, no TCP port may be bound or connected to (a daemon that runs what it is asked, on
+  this machine or another; CUDA IPC and Nsight Compute's clock need none, H200:
+  benchmarks/probes/abstract_socket_scope.py); UDP is not Landlock's yet;
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), and no
   abstract unix socket made outside it may be connected to (a process that hands out descriptors
-  over one would give the kernel a writable file). Not a socket with a path, nor TCP: Landlock's
-  file rules do not cover a connect (docs/threat_model.md; kopt.measure.reaper, "Not covered").
+  over one would give the kernel a writable file);
+* before it, every unix socket with a path is covered in a mount namespace of the process's own
+  (kopt.inside.socket_paths: Landlock's file rules cover no connect), which Landlock then keeps it
+  from undoing (no mount, no umount).
 
 Where the kernel has no Landlock (older kernels, another OS, a container that blocks it), the
 reason is reported and the judge records it: the verdict still rests on the judge's own memory,
@@ -35,6 +40,8 @@ import os
 import stat
 import struct
 from pathlib import Path
+
+from kopt.inside import socket_paths
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 PR_SET_NO_NEW_PRIVS = 38
@@ -54,6 +61,8 @@ PIPES = WRITE_FILE | TRUNCATE | MAKE_FIFO | REMOVE_FILE
 # one, ``@cuda-uvmfd-<ns>-<pid>@``; CUDA IPC and Nsight Compute's injection work with it scoped, H200:
 # benchmarks/probes/abstract_socket_scope.py), no signal to a process outside it
 SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1
+# ABI 4: handled, never granted (LANDLOCK_ACCESS_NET_BIND_TCP, LANDLOCK_ACCESS_NET_CONNECT_TCP)
+NET_TCP = 1 << 0 | 1 << 1
 _L = ctypes.c_long  # syscall() is variadic: pass every number as a long
 
 
@@ -113,15 +122,15 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     handled = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE
     handled |= REFER if version >= 2 else 0
     handled |= TRUNCATE if version >= 3 else 0
+    net = NET_TCP if version >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if version >= 6 else 0
-    attr = struct.pack("QQQ", handled, 0, scoped) if version >= 6 else struct.pack("QQ", handled, 0)
-    if version < 4:
-        attr = attr[:8]
+    attr = struct.pack("QQQ", handled, net, scoped)[: 24 if version >= 6 else 16 if version >= 4 else 8]
     libc = _libc()
     buf = ctypes.create_string_buffer(attr, len(attr))
     fd = libc.syscall(_L(CREATE_RULESET), buf, _L(len(attr)), _L(0))
     if fd < 0:
         return f"none: landlock_create_ruleset failed (errno {ctypes.get_errno()})"
+    sockets = socket_paths.hide()  # before Landlock, which forbids every mount after
     try:
         folders = [scratch, *writable()]
         closed = close_handed_files(folders)
@@ -134,9 +143,10 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
     finally:
         os.close(fd)
     signals = "; signals to and abstract unix sockets of processes outside it refused" if scoped else ""
+    tcp = "; TCP bind and connect refused" if net else ""
     pipes = f", the pipes of the profiler's process tracker ({len(also)} folder)" if also else ""
     handed = f"; closed, handed open for writing: {', '.join(closed)}" if closed else ""
-    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}{handed}"
+    return f"landlock ABI {version}: writes only under the scratch folder, its own caches, the GPU's device files and /proc/self{pipes}{signals}{tcp}; {sockets}{handed}"
 
 
 def loose_threads() -> str:

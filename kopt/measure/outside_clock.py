@@ -212,9 +212,12 @@ def confined_as_the_timing_process(line: str | None, timing_line: str | None, ke
     """A clock process whose sandbox is weaker than the timing process's (not applied, or with
     threads left as they were) could rewrite the record of the clock that decides: a fault of the
     harness's (the kernel's process is confined before its Python starts, kopt.inside.confined), so
-    no clock figure comes from it. Where Landlock confines nothing, neither process is confined."""
-    line = line or ""
-    if (timing_line or "").startswith("landlock") and (not line.startswith("landlock") or "NOT the" in line):
+    no clock figure comes from it; so is one whose unix socket paths were left reachable where the
+    timing process's were hidden (kopt.inside.socket_paths). Where Landlock confines nothing,
+    neither process is confined."""
+    line, timing_line = line or "", timing_line or ""
+    hidden_less = "NOT hidden" in line and "NOT hidden" not in timing_line
+    if timing_line.startswith("landlock") and (not line.startswith("landlock") or "NOT the" in line or hidden_less):
         raise HarnessFault(
             f"config {key}: the clock's process was not confined as the timing process was ({line[:300]}): "
             "its record would be the kernel's to rewrite, and is not read"

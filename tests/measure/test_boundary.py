@@ -4,6 +4,8 @@ each attack is proved to have run (its log). See docs/trust.md and docs/threat_m
 
 import os
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -121,6 +123,74 @@ def test_the_kernel_cannot_kill_or_read_the_judge(tiny, tmp_path, run_params, at
     assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
 
 
+def test_the_kernel_reaches_no_daemon_over_a_socket_path_or_tcp(tiny, tmp_path, run_params, attack, monkeypatch):
+    """A daemon outside the sandbox runs what it is asked, outside the judge's process tree too (a
+    review's kernel had a user's tmux server rewrite ``bench.csv`` after the verdict). As root (CI,
+    the GPU machines) its socket path is covered in the kernel's own mount namespace
+    (kopt.inside.socket_paths): refused; with Landlock ABI 4+ no TCP port is reached. Neither
+    listener hears a byte, and the honest work that follows passes."""
+    from kopt.inside import sandbox
+
+    with socket.socket(socket.AF_UNIX) as unix, socket.socket(socket.AF_INET) as tcp:
+        unix.bind(str(tmp_path / "daemon.sock"))
+        tcp.bind(("127.0.0.1", 0))
+        for listener in (unix, tcp):
+            listener.listen()
+            listener.setblocking(False)
+        monkeypatch.setenv("KOPT_ATTACK_SOCKET_PATH", str(tmp_path / "daemon.sock"))
+        monkeypatch.setenv("KOPT_ATTACK_TCP_PORT", str(tcp.getsockname()[1]))
+        corr, df, _ = run_version(tiny, ATTACKS / "reaches_a_daemon.py", run_params, tmp_path)
+        heard = [_accepted(listener) for listener in (unix, tcp)]
+    path = "refused: ConnectionRefusedError" if os.geteuid() == 0 and sandbox.abi() >= 1 else "reached"
+    tcp_said = "refused: PermissionError" if sandbox.abi() >= 4 else "reached"
+    assert attack() == [f"path socket {path}", f"tcp {tcp_said}"]
+    assert heard == [path == "reached", tcp_said == "reached"]
+    assert corr["status"] == "pass" and (df["status"] == "ok").all(), _verdicts(corr, df)
+    if os.geteuid() == 0 and sandbox.abi() >= 4:
+        line = corr["provenance"]["sandbox"]
+        assert "unix socket path(s) hidden" in line and "TCP bind and connect refused" in line, line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a mount namespace needs root here (CI and the GPU machines are)")
+def test_socket_paths_left_reachable_are_mps_and_the_users_only(tmp_path, monkeypatch):
+    """Every socket path the table lists is covered in the process's own namespace but CUDA MPS's
+    folder and the user's ``KOPT_KERNEL_SOCKETS`` (CUDA's MPS client connects there); outside that
+    process every path still connects (its mounts are private)."""
+    names = ("daemon", "mps/control", "mine/x", "odd name")
+    (tmp_path / "mps").mkdir(), (tmp_path / "mine").mkdir()
+    listeners = [socket.socket(socket.AF_UNIX) for _ in names]
+    for listener, name in zip(listeners, names, strict=True):
+        listener.bind(str(tmp_path / name))
+        listener.listen()
+    table = tmp_path / "unix"  # /proc/net/unix's layout; a path with a space kept whole
+    rows = [f"0000: 00000002 00000000 00010000 0001 01 {i} {tmp_path / n}" for i, n in enumerate(names)]
+    table.write_text("Num RefCount Protocol Flags Type St Inode Path\n" + "\n".join(rows) + "\n")
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", str(tmp_path / "mps"))
+    monkeypatch.setenv("KOPT_KERNEL_SOCKETS", str(tmp_path / "mine"))
+    child = (
+        "import socket, sys\nfrom kopt.inside import socket_paths\n"
+        f"socket_paths.UNIX_TABLE = {str(table)!r}\nprint(socket_paths.hide())\n"
+        "for p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX)\n"
+        "    print(s.connect_ex(p) == 0)\n"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", child, *(str(tmp_path / n) for n in names)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert got.stdout.splitlines() == ["2 unix socket path(s) hidden", "False", "True", "True", "False"], got.stderr
+    for name, listener in zip(names, listeners, strict=True):
+        with socket.socket(socket.AF_UNIX) as s:
+            assert s.connect_ex(str(tmp_path / name)) == 0, name
+        listener.close()
+
+
+def _accepted(listener: socket.socket) -> bool:
+    try:
+        listener.accept()[0].close()
+        return True
+    except BlockingIOError:
+        return False
+
+
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
 def test_a_kernel_that_kills_itself_is_failed_not_taken_for_an_outside_stop(
     tiny, tmp_path, run_params, attack, monkeypatch, sig
@@ -159,7 +229,6 @@ def test_a_kernel_the_oom_killer_ends_fails_the_job_with_no_verdict(
 
 
 def test_the_sweep_kills_every_descendant_and_only_those(tmp_path):
-    import subprocess
 
     reaper.become_subreaper()
     kept = subprocess.Popen(["sleep", "30"])
@@ -307,7 +376,6 @@ def test_a_profiler_that_waits_for_the_kernels_stragglers_is_not_held_by_them(tm
     """A profiler that waits for every process its target started (Nsight Compute) would wait for
     one the kernel forked at import: once the kernel's process leaves, the judge kills the
     kernel's other processes under the profiler, which then leaves within seconds, by itself."""
-    import sys
 
     from kopt.measure.boundary import KernelProcess
 
@@ -387,7 +455,6 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
     Nsight Compute Triton's gcc died of SIGSEGV without them, H200), and make no link, file or
     device node there or anywhere (a review: a block device made in the scratch opened the disk to
     a root kernel), nor move the pipes out."""
-    import sys
 
     from kopt.inside import sandbox
     from kopt.measure.boundary import KernelProcess
@@ -460,7 +527,6 @@ def test_a_thread_started_before_the_sandbox_is_confined_too(tmp_path, monkeypat
     injection's too). A kernel's process is confined before its Python starts, wrapped by a
     profiler or not, so a thread started before kopt's code (here by ``sitecustomize``, as a
     user's site may) is confined too."""
-    import sys
 
     from kopt.inside import sandbox
     from kopt.measure.boundary import KernelProcess
@@ -491,8 +557,6 @@ def test_a_thread_started_before_the_sandbox_is_confined_too(tmp_path, monkeypat
 def test_a_process_confined_as_it_runs_says_which_threads_were_not(tmp_path):
     """Confined at its first order (a process forked from a spare: one thread), a process's line
     names the threads already running then, which Landlock left as they were."""
-    import subprocess
-    import sys
 
     from kopt.inside import sandbox
 
@@ -526,7 +590,6 @@ def test_a_spare_killed_before_its_launch_is_replaced_by_a_process_started_afres
     """A spare (kopt.measure.spare) that an outside signal ended before the judge told it anything
     is no fault of the kernel's: the judge starts the kernel's process afresh, and it answers."""
     import signal
-    import subprocess
 
     from kopt.measure import spare
     from kopt.measure.boundary import KernelProcess

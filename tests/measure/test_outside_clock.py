@@ -191,6 +191,16 @@ def test_where_nsight_compute_decides_a_kernel_gets_no_in_process_trace_and_a_ba
         ("landlock ABI 7: writes only ...; NOT the 3 thread(s) already running", "landlock ABI 7", True),
         (None, "landlock ABI 7: writes only", True),
         ("none: this kernel has no Landlock", "none: this kernel has no Landlock", False),
+        (
+            "landlock ABI 7: ...; unix sockets with a path NOT hidden (a mount namespace: ...)",
+            "landlock ABI 7: ...; 2 unix socket path(s) hidden",
+            True,
+        ),
+        (
+            "landlock ABI 7: ...; unix sockets with a path NOT hidden (x)",
+            "landlock ABI 7: ...; unix sockets with a path NOT hidden (x)",
+            False,
+        ),
     ],
 )
 def test_a_clock_process_confined_less_than_the_timing_process_is_not_read(line, timing, fault):
