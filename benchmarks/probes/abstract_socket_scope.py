@@ -11,8 +11,8 @@ event the parent exported, reads and writes the buffer and launches, plain and u
 clock's Nsight Compute command, for each scope: none, signals, signals and abstract sockets, and
 those with TCP refused (Landlock ABI 4: no TCP bind or connect at all; the sandbox grants TCP
 today, and Nsight Compute has a ``--port`` for its front end and targets: does its clock need
-one?), and those with every unix socket with a path hidden (hide_unix_sockets.py: do CUDA or
-Nsight Compute's clock need one?).
+one?), and those with every unix socket with a path hidden (kopt.inside.socket_paths, which
+kopt's sandbox now applies itself: do CUDA or Nsight Compute's clock need one?).
 
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 300 python3 benchmarks/probes/abstract_socket_scope.py
 """
@@ -32,7 +32,7 @@ from torch.multiprocessing.reductions import reduce_tensor
 from kopt.profilers.ncu import clock_command
 
 # (scoped, handled_access_net, socket paths hidden): LANDLOCK_SCOPE_*, LANDLOCK_ACCESS_NET_{BIND,CONNECT}_TCP,
-# and hide_unix_sockets.py's mount namespace with /dev/null over every socket path
+# and kopt.inside.socket_paths's mount namespace with /dev/null over every socket path
 SCOPES = {
     "none": (0, 0, 0),
     "signals": (1 << 1, 0, 0),
@@ -45,10 +45,8 @@ CHILD = r"""
 import ctypes, os, pickle, struct, sys
 scoped, net, hiding, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 if hiding:
-    sys.path.insert(0, os.environ["PROBES"])
-    from hide_unix_sockets import hide, socket_paths
-    paths = socket_paths()
-    print(f"scope: {hide(paths)[0]} of {len(paths)} socket paths hidden: {' '.join(paths)[:300]}", flush=True)
+    from kopt.inside import socket_paths
+    print(f"scope: {socket_paths.hide()} of {' '.join(socket_paths.listed())[:300]}", flush=True)
 if scoped:
     libc = ctypes.CDLL(None, use_errno=True)
     attr = struct.pack("QQQ", 0, net, scoped)
@@ -76,8 +74,7 @@ def run(scope: tuple[int, int, int], path: str, under_ncu: bool, folder: str) ->
         cmd = [*clock_command(shutil.which("ncu"), log), *cmd]
     start = time.perf_counter()
     try:
-        env = {**os.environ, "PROBES": str(Path(__file__).parent)}
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return "did not end in 60 s"
     out = [ln for ln in (p.stdout + p.stderr).splitlines() if "scope" in ln or "buffer" in ln or "rror" in ln]

@@ -5,9 +5,11 @@ that calls ``setsid`` and whose parent exits, is re-parented to the judge rather
 the judge can find it. ``sweep`` kills every descendant of this process before a verdict is
 written: a forked process waiting to rewrite a result file is gone before the file exists.
 
-Not covered: a kernel that asks a daemon already running as the same user (a tmux server,
-``systemd --user``, ``at``) to start a program: that program is not a descendant. Landlock
-(kopt.inside.sandbox) keeps the kernel's own process tree from writing the results.
+A daemon already running as the same user (a tmux server, ``systemd --user``, ``at``) would start
+a program that is not a descendant: kopt.inside.sandbox keeps the kernel from reaching one (TCP
+refused, abstract sockets scoped, socket paths covered where the judge is root: what is left,
+docs/threat_model.md "Not covered"), and Landlock keeps the kernel's own process tree from
+writing the results.
 """
 
 from __future__ import annotations
