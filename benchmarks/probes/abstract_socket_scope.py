@@ -31,19 +31,22 @@ from torch.multiprocessing.reductions import reduce_tensor
 
 from kopt.profilers.ncu import clock_command
 
-# (scoped, handled_access_net, socket paths hidden): LANDLOCK_SCOPE_*, LANDLOCK_ACCESS_NET_{BIND,CONNECT}_TCP,
+# (scoped, handled_access_net, socket paths hidden, syscall filter): LANDLOCK_SCOPE_*, LANDLOCK_ACCESS_NET_{BIND,CONNECT}_TCP,
 # and kopt.inside.socket_paths's mount namespace with /dev/null over every socket path
 SCOPES = {
-    "none": (0, 0, 0),
-    "signals": (1 << 1, 0, 0),
-    "signals+abstract sockets": (1 << 1 | 1 << 0, 0, 0),
-    "those+no TCP": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 0),
-    "those+socket paths hidden": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1),
+    "none": (0, 0, 0, 0),
+    "signals": (1 << 1, 0, 0, 0),
+    "signals+abstract sockets": (1 << 1 | 1 << 0, 0, 0, 0),
+    "those+no TCP": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 0, 0),
+    "those+socket paths hidden": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 0),
+    # and kopt.inside.syscall_filter: no socket but a unix one, no mount API (1); no connect, no unix datagram (2)
+    "those+syscall filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 1),
+    "those+strict filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 2),
 }
 
 CHILD = r"""
 import ctypes, os, pickle, struct, sys
-scoped, net, hiding, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+scoped, net, hiding, filtered, path = *map(int, sys.argv[1:5]), sys.argv[5]
 if hiding:
     from kopt.inside import socket_paths
     print(f"scope: {socket_paths.hide()} of {' '.join(socket_paths.listed())[:300]}", flush=True)
@@ -53,6 +56,9 @@ if scoped:
     fd = libc.syscall(ctypes.c_long(444), attr, ctypes.c_long(len(attr)), ctypes.c_long(0))
     ok = fd >= 0 and libc.prctl(38, 1, 0, 0, 0) == 0 and libc.syscall(ctypes.c_long(446), ctypes.c_long(fd), ctypes.c_long(0)) == 0
     print("scope applied" if ok else f"scope failed errno {ctypes.get_errno()}", flush=True)
+if filtered:
+    from kopt.inside import syscall_filter
+    print("scope:", syscall_filter.apply(deny_connect=filtered > 1, stream_only=filtered > 1), flush=True)
 import torch
 from torch.multiprocessing.reductions import rebuild_cuda_tensor
 with open(path, "rb") as f:
@@ -67,7 +73,7 @@ print(f"buffer read {before:.0f}, doubled in place", flush=True)
 """
 
 
-def run(scope: tuple[int, int, int], path: str, under_ncu: bool, folder: str) -> str:
+def run(scope: tuple[int, ...], path: str, under_ncu: bool, folder: str) -> str:
     cmd = [sys.executable, "-c", CHILD, *map(str, scope), path]
     log = os.path.join(folder, f"ncu-{'-'.join(map(str, scope))}.csv")
     if under_ncu:
@@ -87,9 +93,12 @@ def run(scope: tuple[int, int, int], path: str, under_ncu: bool, folder: str) ->
 
 def main() -> None:
     print(torch.cuda.get_device_name(), "kernel", os.uname().release)
+    only = sys.argv[1:]  # names of SCOPES to run (all when none)
     with tempfile.TemporaryDirectory() as folder:
         for under_ncu in (False, True) if shutil.which("ncu") else (False,):
             for name, scope in SCOPES.items():
+                if only and name not in only:
+                    continue
                 buf = torch.ones(1 << 20, device="cuda")
                 placed = torch.cuda.Event(interprocess=True)
                 placed.record()
