@@ -19,7 +19,9 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   or written;
 * from ABI 4 on, no TCP port may be bound or connected to (a daemon that runs what it is asked, on
   this machine or another; CUDA IPC and Nsight Compute's clock need none, H200:
-  benchmarks/probes/abstract_socket_scope.py); UDP is not Landlock's yet;
+  benchmarks/probes/abstract_socket_scope.py); UDP, MPTCP and TCP Fast Open's ``sendto`` are not
+  Landlock's (a review reached a listener through each: kopt.inside.syscall_filter, not applied
+  until a GPU run shows CUDA and Nsight Compute work under it);
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), and no
   abstract unix socket made outside it may be connected to (a process that hands out descriptors
   over one would give the kernel a writable file);

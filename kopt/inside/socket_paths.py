@@ -7,8 +7,11 @@ kernel's process takes a mount namespace of its own (its mounts private: nothing
 outside) and binds ``/dev/null`` over every socket path ``/proc/net/unix`` lists: a connect there
 is refused. Landlock, applied next, forbids it any mount or umount, so the cover stays.
 
-Not covered: a socket bound after this (the process's namespace is a snapshot), one whose path
-does not resolve here, a socket this process was handed. Needs CAP_SYS_ADMIN (root, as on the GPU
+Not covered (a review reached each, docs/threat_model.md "Not covered"): a socket bound after this
+(the process's namespace is a snapshot), one listed by a relative or stale name, another name of
+it (a hard link, a folder mounted twice), one of another network namespace, a socket this process
+was handed; as root, a mount of the process's own made with ``open_tree`` or ``fsmount``, which
+the cover is not on and Landlock does not check (kopt.inside.syscall_filter is written for it). Needs CAP_SYS_ADMIN (root, as on the GPU
 machines and in CI): without it nothing is hidden and the line says so (an unprivileged user
 namespace would do, and is not tried: CUDA and Nsight Compute under one have not been run). Left
 reachable: CUDA MPS's sockets (``CUDA_MPS_PIPE_DIRECTORY``, default /tmp/nvidia-mps: CUDA's

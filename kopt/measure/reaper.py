@@ -6,9 +6,9 @@ the judge can find it. ``sweep`` kills every descendant of this process before a
 written: a forked process waiting to rewrite a result file is gone before the file exists.
 
 A daemon already running as the same user (a tmux server, ``systemd --user``, ``at``) would start
-a program that is not a descendant: kopt.inside.sandbox keeps the kernel from reaching one (TCP
-refused, abstract sockets scoped, socket paths covered where the judge is root: what is left,
-docs/threat_model.md "Not covered"), and Landlock keeps the kernel's own process tree from
+a program that is not a descendant: kopt.inside.sandbox makes one harder to reach (TCP refused,
+abstract sockets scoped, socket paths covered where the judge is root; the ways around them are in
+docs/threat_model.md, "Not covered"), and Landlock keeps the kernel's own process tree from
 writing the results.
 """
 
