@@ -11,11 +11,12 @@ Not covered (a review reached each, docs/threat_model.md "Not covered"): a socke
 (the process's namespace is a snapshot), one listed by a relative or stale name, another name of
 it (a hard link, a folder mounted twice), one of another network namespace, a socket this process
 was handed; as root, a mount of the process's own made with ``open_tree`` or ``fsmount``, which
-the cover is not on and Landlock does not check (kopt.inside.syscall_filter is written for it). Needs CAP_SYS_ADMIN (root, as on the GPU
-machines and in CI): without it nothing is hidden and the line says so (an unprivileged user
-namespace would do, and is not tried: CUDA and Nsight Compute under one have not been run). Left
-reachable: CUDA MPS's sockets (``CUDA_MPS_PIPE_DIRECTORY``, default /tmp/nvidia-mps: CUDA's
-client connects there) and the folders in ``KOPT_KERNEL_SOCKETS`` (the user's choice).
+the cover is not on and Landlock does not check (kopt.inside.syscall_filter is written for it).
+Needs CAP_SYS_ADMIN (root, as on the GPU machines and in CI): without it nothing is hidden and the
+line says so (an unprivileged user namespace would do, and is not tried: CUDA and Nsight Compute
+under one have not been run). Left reachable: CUDA MPS's sockets (``CUDA_MPS_PIPE_DIRECTORY``,
+default /tmp/nvidia-mps: CUDA's client connects there) and the folders in ``KOPT_KERNEL_SOCKETS``
+(the user's choice).
 On an H200, CUDA IPC and Nsight Compute's clock worked with the namespace taken and, under
 Nsight Compute, no socket path to hide (docs/runs/h200-gpu-tests-6db5db5/).
 """

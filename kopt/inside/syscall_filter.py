@@ -23,13 +23,8 @@ import platform
 import struct
 
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-LD_ABS, JEQ, JGE, AND, RET = (
-    0x20,
-    0x15,
-    0x35,
-    0x54,
-    0x06,
-)  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, ..|JGE|K, BPF_ALU|AND|K, BPF_RET|K
+# BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_ALU|AND|K, BPF_RET|K
+LD_ABS, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
 NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (the low word of each argument)
 AF_UNIX, SOCK_TYPE_MASK = 1, 0xF
