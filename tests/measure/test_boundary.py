@@ -229,7 +229,6 @@ def test_a_kernel_the_oom_killer_ends_fails_the_job_with_no_verdict(
 
 
 def test_the_sweep_kills_every_descendant_and_only_those(tmp_path):
-
     reaper.become_subreaper()
     kept = subprocess.Popen(["sleep", "30"])
     script = "import os,time\nif os.fork()==0:\n os.setsid()\n time.sleep(30)\nos._exit(0)"
