@@ -4,11 +4,21 @@ Landlock (kopt.inside.sandbox) checks paths, TCP's bind and connect, signals and
 A review (CPU, Linux 6.18, ABI 7) reached a daemon's listener outside the sandbox anyway: over TCP
 with MSG_FASTOPEN (no connect call) or MPTCP (not Landlock's TCP), over UDP, and as root by a
 mount of its own that the socket-path cover is not on (``open_tree``, ``fsmount``: Landlock checks
-neither). So, on x86_64 and aarch64, the process may make no socket but a unix one (no TCP, UDP,
-MPTCP, raw or netlink socket: none of them can be set up through io_uring either, refused too) and
-call none of the mount API, ``unshare`` or ``setns``; a call of another architecture's table (i386's
-``int 0x80``, x32) is refused whole. Refused calls fail with EPERM (EACCES for a socket), never
-kill: a library that probes them goes on.
+neither). A second review (CPU, root, the filter's first form applied) went on: a unix datagram
+socketpair around "stream only", a file opened by its handle under the cover, System V message
+queues of another process's, TIOCSTI into a terminal outside (a shell ran it), a BPF program that
+killed a process outside, another process's limits and scheduling (the same uid needs no
+capability), the results' extended attributes and immutable flag. So, on x86_64 and aarch64, the
+process may make no socket or socketpair but a unix one (no TCP, UDP, MPTCP, raw or netlink
+socket: none through io_uring either, refused too); call none of the mount API, ``unshare``,
+``setns``, the handle calls, System V IPC, the xattr setters, chown, ``bpf`` or root's module, kexec,
+reboot, swap, clock and I/O-port calls; change no limit or scheduling but its own; and send no
+TIOCSTI, TIOCLINUX or inode-flag ioctl. A call of another architecture's table (i386's ``int
+0x80``, x32) is refused whole. Refused calls fail with EPERM (EACCES for a socket), never kill: a
+library that probes them goes on. Not covered: chmod and utime of the user's own files
+(torch.compile's inductor uses them in its own files; a uid of the kernel's own would cover them),
+and, as root, every power this list does not name (dropping the process's capabilities would:
+whether Nsight Compute's counters then still work is to be read on a GPU).
 
 Not applied yet: the sandbox applies it once a GPU run shows CUDA IPC and Nsight Compute's clock
 work under it (benchmarks/probes/abstract_socket_scope.py, its "those+syscall filter" and
@@ -26,37 +36,90 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_ALU|AND|K, BPF_RET|K
 LD_ABS, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
-NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (the low word of each argument)
-AF_UNIX, SOCK_TYPE_MASK = 1, 0xF
+NR, ARCH = 0, 4  # offsets in struct seccomp_data; argument i's low word at 16 + 8 * i
+AF_UNIX, SOCK_STREAM, SOCK_TYPE_MASK = 1, 1, 0xF
 X32_BIT = 0x40000000
-# the generic table's numbers (the same on both): io_uring_setup, open_tree .. fspick, mount_setattr, open_tree_attr
-_NEW = (425, 428, 429, 430, 431, 432, 433, 442, 467)
-# machine: (AUDIT_ARCH_*, socket, connect, the rest refused: mount, umount2, pivot_root, unshare, setns)
-TABLES = {
-    "x86_64": (0xC000003E, 41, 42, (165, 166, 155, 272, 308, *_NEW)),
-    "aarch64": (0xC00000B7, 198, 203, (40, 39, 41, 97, 268, *_NEW)),
-}
+ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # AUDIT_ARCH_*
+# name: (x86_64's number, aarch64's); None where that table has no such call
+CALLS = {
+    "socket": (41, 198), "socketpair": (53, 199), "connect": (42, 203), "ioctl": (16, 29),
+    # a mount of its own around the socket-path cover, a namespace, io_uring (a socket made there
+    # passes no filter), a file opened by its handle under the cover (root's CAP_DAC_READ_SEARCH)
+    "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "unshare": (272, 97),
+    "setns": (308, 268), "io_uring_setup": (425, 425), "open_tree": (428, 428), "move_mount": (429, 429),
+    "fsopen": (430, 430), "fsconfig": (431, 431), "fsmount": (432, 432), "fspick": (433, 433),
+    "mount_setattr": (442, 442), "open_tree_attr": (467, 467),
+    "name_to_handle_at": (303, 264), "open_by_handle_at": (304, 265),
+    # System V queues, semaphores and memory: another process's, by its key (Landlock covers none)
+    "msgget": (68, 186), "msgsnd": (69, 189), "msgrcv": (70, 188), "msgctl": (71, 187),
+    "semget": (64, 190), "semop": (65, 193), "semtimedop": (220, 192), "semctl": (66, 191),
+    "shmget": (29, 194), "shmat": (30, 196), "shmctl": (31, 195),
+    # extended attributes (the results' too: Landlock covers no metadata) and root's own powers
+    "setxattr": (188, 5), "lsetxattr": (189, 6), "fsetxattr": (190, 7), "setxattrat": (463, 463),
+    "removexattr": (197, 14), "lremovexattr": (198, 15), "fremovexattr": (199, 16), "removexattrat": (466, 466),
+    "chown": (92, None), "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54),
+    "bpf": (321, 280), "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106),
+    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "reboot": (169, 142), "swapon": (167, 224),
+    "swapoff": (168, 225), "acct": (163, 89), "settimeofday": (164, 170), "clock_settime": (227, 112),
+    "clock_adjtime": (305, 266), "adjtimex": (159, 171), "iopl": (172, None), "ioperm": (173, None),
+    # another process's limits and scheduling (the same uid needs no capability): allowed on itself (0)
+    "prlimit64": (302, 261), "setpriority": (141, 140), "sched_setaffinity": (203, 122),
+    "sched_setscheduler": (144, 119), "sched_setparam": (142, 118), "sched_setattr": (314, 274),
+}  # fmt: skip
+# the arguments that name whose limits or scheduling change: refused unless each is 0 (itself;
+# setpriority's PRIO_PROCESS too: PRIO_USER would renice every process of the user's, the judge's)
+ITSELF_ONLY = {"prlimit64": (0,), "setpriority": (0, 1), "sched_setaffinity": (0,), "sched_setscheduler": (0,)}
+ITSELF_ONLY |= {"sched_setparam": (0,), "sched_setattr": (0,)}
+# every other call named above, refused whole
+REFUSED = [name for name in CALLS if name not in ("socket", "socketpair", "connect", "ioctl", *ITSELF_ONLY)]
+# TIOCSTI and TIOCLINUX (typed into a terminal: a shell outside runs it), FS_IOC_SETFLAGS (32 and
+# 64 bit: immutable results) and FS_IOC_FSSETXATTR
+IOCTLS = (0x5412, 0x541C, 0x40086602, 0x40046602, 0x401C5820)
 
 
 def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+def _arg(i: int) -> int:
+    return 16 + 8 * i
+
+
+def _when(nr: int, block: list[bytes]) -> list[bytes]:
+    """``block`` (which ends every path in a return) for call ``nr``; skipped for any other."""
+    return [_op(JEQ, nr, 0, len(block)), *block]
+
+
+def _socket_block(stream_only: bool) -> list[bytes]:
+    """socket() and socketpair(): unix only; ``stream_only``: stream only too."""
+    block = [_op(LD_ABS, _arg(0)), _op(JEQ, AF_UNIX, 1, 0), _op(RET, ERRNO | errno.EACCES)]
+    if stream_only:
+        block += [_op(LD_ABS, _arg(1)), _op(AND, SOCK_TYPE_MASK), _op(JEQ, SOCK_STREAM, 1, 0)]
+        block.append(_op(RET, ERRNO | errno.EACCES))
+    return [*block, _op(RET, ALLOW)]
+
+
 def program(machine: str, deny_connect: bool = False, stream_only: bool = False) -> list[bytes]:
     """The filter for ``machine``: ``deny_connect`` refuses every connect (a unix socket's too);
     ``stream_only`` refuses unix datagram and seqpacket sockets (a datagram is sent to a path
-    without a connect)."""
-    arch, socket_nr, connect_nr, refused = TABLES[machine]
-    prog = [_op(LD_ABS, ARCH), _op(JEQ, arch, 1, 0), _op(RET, ERRNO | errno.ENOSYS), _op(LD_ABS, NR)]
+    without a connect), socketpair's too."""
+    col = list(ARCHES).index(machine)
+    nr = {name: numbers[col] for name, numbers in CALLS.items() if numbers[col] is not None}
+    prog = [_op(LD_ABS, ARCH), _op(JEQ, ARCHES[machine], 1, 0), _op(RET, ERRNO | errno.ENOSYS), _op(LD_ABS, NR)]
     if machine == "x86_64":
         prog += [_op(JGE, X32_BIT, 0, 1), _op(RET, ERRNO | errno.ENOSYS)]
-    for nr in (*refused, *((connect_nr,) if deny_connect else ())):
-        prog += [_op(JEQ, nr, 0, 1), _op(RET, ERRNO | errno.EPERM)]
-    block = [_op(LD_ABS, ARG0), _op(JEQ, AF_UNIX, 1, 0), _op(RET, ERRNO | errno.EACCES)]
-    if stream_only:
-        block += [_op(LD_ABS, ARG1), _op(AND, SOCK_TYPE_MASK), _op(JEQ, 1, 1, 0), _op(RET, ERRNO | errno.EACCES)]
-    block.append(_op(RET, ALLOW))
-    return [*prog, _op(JEQ, socket_nr, 0, len(block)), *block, _op(RET, ALLOW)]
+    for name in [*REFUSED, *(["connect"] if deny_connect else [])]:
+        if name in nr:
+            prog += [_op(JEQ, nr[name], 0, 1), _op(RET, ERRNO | errno.EPERM)]
+    for name, args in ITSELF_ONLY.items():
+        block = [op for i in args for op in (_op(LD_ABS, _arg(i)), _op(JEQ, 0, 1, 0), _op(RET, ERRNO | errno.EPERM))]
+        prog += _when(nr[name], [*block, _op(RET, ALLOW)])
+    prog += _when(nr["socket"], _socket_block(stream_only))
+    prog += _when(nr["socketpair"], _socket_block(stream_only))
+    ioctls = [_op(LD_ABS, _arg(1))]
+    for cmd in IOCTLS:
+        ioctls += [_op(JEQ, cmd, 0, 1), _op(RET, ERRNO | errno.EPERM)]
+    return [*prog, *_when(nr["ioctl"], [*ioctls, _op(RET, ALLOW)]), _op(RET, ALLOW)]
 
 
 class _Fprog(ctypes.Structure):
@@ -67,7 +130,7 @@ def apply(deny_connect: bool = False, stream_only: bool = False) -> str:
     """Install the filter on this thread and the threads and processes it starts after (needs
     no_new_privs, which the sandbox sets first); the sandbox line's part."""
     machine = platform.machine()
-    if machine not in TABLES:
+    if machine not in ARCHES:
         return f"NO syscall filter (no table for {machine})"
     code = b"".join(program(machine, deny_connect, stream_only))
     buf = ctypes.create_string_buffer(code, len(code))
@@ -75,4 +138,7 @@ def apply(deny_connect: bool = False, stream_only: bool = False) -> str:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         return f"NO syscall filter ({errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno())})"
-    return "no socket but a unix one, no mount API, unshare or setns" + ("; no connect" if deny_connect else "")
+    return (
+        "syscall filter: no socket but a unix one, no mount API, namespaces, System V IPC, xattrs or BPF, no other process's limits"
+        + ("; no connect" if deny_connect else "")
+    )

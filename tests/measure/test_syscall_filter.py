@@ -1,8 +1,11 @@
-"""kopt.inside.syscall_filter refuses the ways a review reached a listener outside the sandbox
-(CPU, c47363d): TCP Fast Open's sendto, MPTCP, UDP, ``open_tree`` around the socket-path cover;
-and, strict, every connect and unix datagram socket. Each way is first shown to reach the
-listener without the filter, so the test can fail."""
+"""kopt.inside.syscall_filter refuses the ways two reviews reached outside the sandbox (CPU, root):
+TCP Fast Open's sendto, MPTCP, UDP, ``open_tree`` and a handle's open around the socket-path
+cover, another process's System V queue, its limits and its priority, a terminal's input (TIOCSTI),
+BPF, extended attributes and the owner of a file outside; and, strict, every connect and unix datagram socket,
+a socketpair's too. Each way is first shown to reach without the filter (those that need root,
+as root), so the test can fail."""
 
+import ctypes
 import os
 import platform
 import socket
@@ -16,20 +19,17 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="no syscall table here")
 
 ATTEMPTS = r"""
-import ctypes, socket, sys
+import ctypes, fcntl, os, resource, socket, sys
 from kopt.inside import syscall_filter
 libc = ctypes.CDLL(None, use_errno=True)
-port, path, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+port, path, key, victim, tty, outside, mode = *map(int, sys.argv[1:2]), sys.argv[2], *map(int, sys.argv[3:5]), *sys.argv[5:8]
 if mode != "off":
     assert libc.prctl(38, 1, 0, 0, 0) == 0  # no_new_privs, as the sandbox sets it
     print(syscall_filter.apply(deny_connect=mode == "strict", stream_only=mode == "strict"), flush=True)
 
-def attempt(name, send):
-    try:
-        send()
-        print(name, "reached")
-    except OSError as e:
-        print(name, "refused")
+def ok(rc, name):
+    if rc < 0:
+        raise OSError(ctypes.get_errno(), name)
 
 def fast_open():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -43,10 +43,6 @@ def udp():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.sendto(b"x", ("127.0.0.1", port))
 
-def open_tree():
-    if libc.syscall(428, -100, b"/", 1) < 0:  # open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE)
-        raise OSError(ctypes.get_errno(), "open_tree")
-
 def unix_connect():
     with socket.socket(socket.AF_UNIX) as s:
         s.connect(path)
@@ -55,22 +51,74 @@ def unix_datagram():
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
         s.sendto(b"x", path + ".dgram")
 
-for name, send in [("fast open", fast_open), ("mptcp", mptcp), ("udp", udp), ("open_tree", open_tree),
-                   ("unix connect", unix_connect), ("unix datagram", unix_datagram)]:
-    attempt(name, send)
+def socketpair_datagram():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"x", path + ".dgram")
+
+def open_tree():
+    ok(libc.syscall(428, -100, b"/", 1), "open_tree")  # open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE)
+
+def by_handle():
+    handle, mount_id = ctypes.create_string_buffer(8 + 128), ctypes.c_int()
+    ctypes.memmove(handle, (128).to_bytes(4, "little"), 4)
+    ok(libc.name_to_handle_at(-100, outside.encode(), handle, ctypes.byref(mount_id), 0), "name_to_handle_at")
+    ok(libc.open_by_handle_at(os.open("/", os.O_RDONLY), handle, os.O_RDONLY), "open_by_handle_at")
+
+def msgsnd():
+    q = libc.msgget(key, 0)
+    ok(q, "msgget")
+    ok(libc.msgsnd(q, ctypes.create_string_buffer(b"\1\0\0\0\0\0\0\0x"), 1, 0), "msgsnd")
+
+def tiocsti():
+    fcntl.ioctl(os.open(tty, os.O_RDONLY | os.O_NOCTTY), 0x5412, b"x")
+
+def bpf():
+    attr = ctypes.create_string_buffer(bytes([2, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0]) + bytes(112))
+    ok(libc.syscall(321 if os.uname().machine == "x86_64" else 280, 0, attr, 128), "bpf")  # an array map
+
+def prlimit():
+    resource.prlimit(victim, resource.RLIMIT_NOFILE, resource.prlimit(victim, resource.RLIMIT_NOFILE))
+
+def setpriority():
+    os.setpriority(os.PRIO_PROCESS, victim, os.getpriority(os.PRIO_PROCESS, victim))
+
+def xattr():
+    os.setxattr(outside, "user.kopt", b"x")
+
+def chown():
+    os.chown(outside, os.getuid(), os.getgid())
+
+for name, attempt in list(globals().items()):
+    if callable(attempt) and name not in ("ok",) and attempt.__module__ == "__main__":
+        try:
+            attempt()
+            print(name, "reached")
+        except OSError:
+            print(name, "refused")
 """
+WAYS = ["fast_open", "mptcp", "udp", "unix_connect", "unix_datagram", "socketpair_datagram", "open_tree"]
+WAYS += ["by_handle", "msgsnd", "tiocsti", "bpf", "prlimit", "setpriority", "xattr", "chown"]
+UNIX = {"unix_connect", "unix_datagram", "socketpair_datagram"}  # refused by the strict filter only
+ROOT_ONLY = {"open_tree", "by_handle", "tiocsti", "bpf"}  # MPTCP and Fast Open hang on sysctls
 
 
-def _run(mode: str, port: int, path: str) -> list[str]:
+def _run(mode: str, *args) -> dict[str, str]:
     got = subprocess.run(
-        [sys.executable, "-c", ATTEMPTS, str(port), path, mode], capture_output=True, text=True, cwd=ROOT, timeout=60
+        [sys.executable, "-c", ATTEMPTS, *map(str, args), mode], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
     assert got.returncode == 0, got.stderr
-    return got.stdout.splitlines()
+    lines = got.stdout.splitlines()
+    return dict(ln.split(" ", 1) for ln in lines if ln.split(" ", 1)[0] in WAYS) | {"line": lines[0]}
 
 
 def test_the_filter_refuses_what_landlock_let_through(tmp_path):
-    path = str(tmp_path / "daemon.sock")
+    libc = ctypes.CDLL(None, use_errno=True)
+    path, outside = str(tmp_path / "daemon.sock"), tmp_path / "bench.csv"
+    outside.write_text("the judge's\n")
+    key = 0x6B6F7074 ^ os.getpid()
+    queue = libc.msgget(key, 0o1000 | 0o600)  # IPC_CREAT
+    master, slave = os.openpty()
+    victim = subprocess.Popen(["sleep", "60"])
     with (
         socket.socket(socket.AF_INET) as tcp,
         socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp,
@@ -78,19 +126,17 @@ def test_the_filter_refuses_what_landlock_let_through(tmp_path):
         socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as datagram,
     ):
         tcp.bind(("127.0.0.1", 0))
-        port = tcp.getsockname()[1]
-        udp.bind(("127.0.0.1", port))
+        udp.bind(("127.0.0.1", tcp.getsockname()[1]))
         unix.bind(path)
         datagram.bind(path + ".dgram")
         tcp.listen(8), unix.listen(8)
-        off, normal, strict = (_run(mode, port, path) for mode in ("off", "normal", "strict"))
-    ways = ["fast open", "mptcp", "udp", "open_tree", "unix connect", "unix datagram"]
-    reached_without = {w for w in ways if f"{w} reached" in off}
-    # MPTCP and TCP Fast Open's client side hang on sysctls (net.mptcp.enabled, net.ipv4.tcp_fastopen); open_tree on root
-    assert {"udp", "unix connect", "unix datagram", *(["open_tree"] if os.geteuid() == 0 else [])} <= reached_without, (
-        off
-    )
-    assert normal[0] == "no socket but a unix one, no mount API, unshare or setns"
-    assert [f"{w} refused" for w in ways[:4]] == normal[1:5], normal
-    assert normal[5:] == ["unix connect reached", "unix datagram reached"], normal
-    assert strict[0].endswith("; no connect") and strict[1:] == [f"{w} refused" for w in ways], strict
+        args = (tcp.getsockname()[1], path, key, victim.pid, os.ttyname(slave), outside)
+        try:
+            off, normal, strict = (_run(mode, *args) for mode in ("off", "normal", "strict"))
+        finally:
+            victim.kill(), libc.msgctl(queue, 0, None), os.close(master), os.close(slave)  # IPC_RMID
+    expected = set(WAYS) - {"fast_open", "mptcp"} - (set() if os.geteuid() == 0 else ROOT_ONLY)
+    assert {w for w in WAYS if off[w] == "reached"} >= expected, off
+    assert normal["line"].startswith("syscall filter: no socket but a unix one") and "no connect" not in normal["line"]
+    assert {w: normal[w] for w in WAYS} == {w: "reached" if w in UNIX else "refused" for w in WAYS}, normal
+    assert strict["line"].endswith("; no connect") and {strict[w] for w in WAYS} == {"refused"}, strict
