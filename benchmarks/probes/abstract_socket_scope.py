@@ -17,6 +17,7 @@ kopt's sandbox now applies itself: do CUDA or Nsight Compute's clock need one?).
     source benchmarks/gpu_env.sh; timeout -s INT -k 10 300 python3 benchmarks/probes/abstract_socket_scope.py
 """
 
+import contextlib
 import os
 import pickle
 import shutil
@@ -42,6 +43,9 @@ SCOPES = {
     # and kopt.inside.syscall_filter: no socket but a unix one, no mount API (1); no connect, no unix datagram (2)
     "those+syscall filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 1),
     "those+strict filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 2),
+    # and every capability dropped (bounding, ambient, effective, permitted): root's powers the filter
+    # does not name; do Nsight Compute's counters work without CAP_SYS_ADMIN (RmProfilingAdminOnly)?
+    "those+strict filter+no capabilities": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 3),
 }
 
 CHILD = r"""
@@ -59,6 +63,15 @@ if scoped:
 if filtered:
     from kopt.inside import syscall_filter
     print("scope:", syscall_filter.apply(deny_connect=filtered > 1, stream_only=filtered > 1), flush=True)
+if filtered > 2:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    head, data = struct.pack("=Ii", 0x20080522, 0), ctypes.create_string_buffer(24)  # _LINUX_CAPABILITY_VERSION_3
+    rc = libc.capset(ctypes.create_string_buffer(head, 8), data)
+    eff = [ln for ln in open("/proc/self/status") if ln.startswith("CapEff")][0].split()[1]
+    print(f"scope: capabilities dropped (capset {rc}, CapEff {eff})", flush=True)
 import torch
 from torch.multiprocessing.reductions import rebuild_cuda_tensor
 with open(path, "rb") as f:
@@ -88,11 +101,13 @@ def run(scope: tuple[int, ...], path: str, under_ncu: bool, folder: str) -> str:
     if under_ncu and os.path.exists(log):
         rows = Path(log).read_text().count("gpu__time_duration")
         launches = f"; ncu record: {rows} launch row(s)"
-    return f"exit {p.returncode} in {time.perf_counter() - start:.1f} s: {' | '.join(out[-4:])}{launches}"
+    return f"exit {p.returncode} in {time.perf_counter() - start:.1f} s: {' | '.join(out[-6:])}{launches}"
 
 
 def main() -> None:
     print(torch.cuda.get_device_name(), "kernel", os.uname().release)
+    with contextlib.suppress(OSError):  # whether the driver keeps the GPU's counters to admin users
+        print(*(ln for ln in Path("/proc/driver/nvidia/params").read_text().splitlines() if "Profiling" in ln))
     only = sys.argv[1:]  # names of SCOPES to run (all when none)
     with tempfile.TemporaryDirectory() as folder:
         for under_ncu in (False, True) if shutil.which("ncu") else (False,):
