@@ -175,7 +175,7 @@ def close_handed_files(folders: list[str]) -> list[str]:
             continue
         if fd < 3 or not stat.S_ISREG(mode) or flags & os.O_ACCMODE == os.O_RDONLY:
             continue
-        if not any(path == f or path.startswith(f.rstrip("/") + "/") for f in inside):
+        if not socket_paths.under(path, inside):
             nowhere = os.open(os.devnull, os.O_WRONLY)
             os.dup2(nowhere, fd)
             os.close(nowhere)

@@ -50,7 +50,8 @@ def left_reachable() -> list[str]:
     return [os.path.realpath(x) for x in (mps, *user)]
 
 
-def _under(path: str, folders: list[str]) -> bool:
+def under(path: str, folders: list[str]) -> bool:
+    """Whether ``path`` is one of ``folders`` or beneath one (the sandbox's check of handed files too)."""
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
@@ -66,7 +67,7 @@ def hide() -> str:
     hidden, failed = 0, []
     for path in listed():
         real = os.path.realpath(path)
-        if _under(real, keep) or not os.path.exists(real):
+        if under(real, keep) or not os.path.exists(real):
             continue
         if libc.mount(b"/dev/null", real.encode(), None, MS_BIND, None) == 0:
             hidden += 1
