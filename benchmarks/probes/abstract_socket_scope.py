@@ -40,12 +40,13 @@ SCOPES = {
     "signals+abstract sockets": (1 << 1 | 1 << 0, 0, 0, 0),
     "those+no TCP": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 0, 0),
     "those+socket paths hidden": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 0),
-    # and kopt.inside.syscall_filter: no socket but a unix one, no mount API (1); no connect, no unix datagram (2)
+    # and kopt.inside.syscall_filter, bits: 1 the filter (no socket but a unix one, no mount API, ...),
+    # 2 strict (no connect, no unix datagram; the first form's "stream only", which refused seqpacket
+    # sockets too, broke CUDA's start: docs/runs/h200-syscall-filter/), 4 every capability dropped
+    # (kopt.inside.capabilities: do Nsight Compute's counters work without CAP_SYS_ADMIN?)
     "those+syscall filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 1),
-    "those+strict filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 2),
-    # and every capability dropped (bounding, ambient, effective, permitted): root's powers the filter
-    # does not name; do Nsight Compute's counters work without CAP_SYS_ADMIN (RmProfilingAdminOnly)?
-    "those+strict filter+no capabilities": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 3),
+    "those+strict filter": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 1 | 2),
+    "those+strict filter+no capabilities": (1 << 1 | 1 << 0, 1 << 0 | 1 << 1, 1, 1 | 2 | 4),
 }
 
 CHILD = r"""
@@ -61,17 +62,10 @@ if scoped:
     ok = fd >= 0 and libc.prctl(38, 1, 0, 0, 0) == 0 and libc.syscall(ctypes.c_long(446), ctypes.c_long(fd), ctypes.c_long(0)) == 0
     print("scope applied" if ok else f"scope failed errno {ctypes.get_errno()}", flush=True)
 if filtered:
-    from kopt.inside import syscall_filter
-    print("scope:", syscall_filter.apply(deny_connect=filtered > 1, stream_only=filtered > 1), flush=True)
-if filtered > 2:
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in range(64):
-        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
-    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
-    head, data = struct.pack("=Ii", 0x20080522, 0), ctypes.create_string_buffer(24)  # _LINUX_CAPABILITY_VERSION_3
-    rc = libc.capset(ctypes.create_string_buffer(head, 8), data)
-    eff = [ln for ln in open("/proc/self/status") if ln.startswith("CapEff")][0].split()[1]
-    print(f"scope: capabilities dropped (capset {rc}, CapEff {eff})", flush=True)
+    from kopt.inside import capabilities, syscall_filter
+    print("scope:", syscall_filter.apply(bool(filtered & 2)), flush=True)
+    if filtered & 4:
+        print("scope:", capabilities.drop(), flush=True)
 import torch
 from torch.multiprocessing.reductions import rebuild_cuda_tensor
 with open(path, "rb") as f:

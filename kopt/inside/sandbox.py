@@ -19,9 +19,11 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
   or written;
 * from ABI 4 on, no TCP port may be bound or connected to (a daemon that runs what it is asked, on
   this machine or another; CUDA IPC and Nsight Compute's clock need none, H200:
-  benchmarks/probes/abstract_socket_scope.py); UDP, MPTCP and TCP Fast Open's ``sendto`` are not
-  Landlock's (a review reached a listener through each: kopt.inside.syscall_filter, not applied
-  until a GPU run shows CUDA and Nsight Compute work under it);
+  benchmarks/probes/abstract_socket_scope.py);
+* after it, a seccomp filter on every thread (kopt.inside.syscall_filter: the ways out Landlock
+  does not check, which reviews took: UDP, MPTCP, TCP Fast Open, the mount API, file handles,
+  System V IPC, xattrs, another process's limits, TIOCSTI, BPF; strict, no connect and no unix
+  datagram), and, as root, every capability dropped (kopt.inside.capabilities: root's other powers);
 * from ABI 6 on, no signal may be sent to a process outside it (the judge cannot be killed), and no
   abstract unix socket made outside it may be connected to (a process that hands out descriptors
   over one would give the kernel a writable file);
@@ -43,7 +45,7 @@ import stat
 import struct
 from pathlib import Path
 
-from kopt.inside import socket_paths
+from kopt.inside import capabilities, socket_paths, syscall_filter
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 PR_SET_NO_NEW_PRIVS = 38
@@ -144,6 +146,9 @@ def apply(scratch: str, also: list[str] | tuple = ()) -> str:
             return f"none: landlock_restrict_self failed (errno {ctypes.get_errno()})"
     finally:
         os.close(fd)
+    # strict (no connect at all) unless a socket must stay reachable: CUDA MPS's client connects to its server
+    strict = not socket_paths.mps_in_use() and not os.environ.get("KOPT_KERNEL_SOCKETS")
+    sockets += f"; {syscall_filter.apply(strict)}; {capabilities.drop()}"
     signals = "; signals to and abstract unix sockets of processes outside it refused" if scoped else ""
     tcp = "; TCP bind and connect refused" if net else ""
     pipes = f", the pipes of the profiler's process tracker ({len(also)} folder)" if also else ""

@@ -11,7 +11,8 @@ Not covered (a review reached each, docs/threat_model.md "Not covered"): a socke
 (the process's namespace is a snapshot), one listed by a relative or stale name, another name of
 it (a hard link, a folder mounted twice), one of another network namespace, a socket this process
 was handed; as root, a mount of the process's own made with ``open_tree`` or ``fsmount``, which
-the cover is not on and Landlock does not check (kopt.inside.syscall_filter is written for it).
+the cover is not on and Landlock does not check. kopt.inside.syscall_filter, applied after, closes
+all of those but a handed socket (strict: no connect, no unix datagram, no mount API).
 Needs CAP_SYS_ADMIN (root, as on the GPU machines and in CI): without it nothing is hidden and the
 line says so (an unprivileged user namespace would do, and is not tried: CUDA and Nsight Compute
 under one have not been run). Left reachable: CUDA MPS's sockets (``CUDA_MPS_PIPE_DIRECTORY``,
@@ -48,6 +49,11 @@ def left_reachable() -> list[str]:
     mps = os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps")
     user = [x for x in os.environ.get("KOPT_KERNEL_SOCKETS", "").split(os.pathsep) if x]
     return [os.path.realpath(x) for x in (mps, *user)]
+
+
+def mps_in_use() -> bool:
+    """Whether a CUDA MPS server listens here (its control socket in its pipe folder)."""
+    return os.path.exists(os.path.join(left_reachable()[0], "control"))
 
 
 def under(path: str, folders: list[str]) -> bool:

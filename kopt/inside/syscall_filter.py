@@ -14,15 +14,19 @@ socket: none through io_uring either, refused too); call none of the mount API, 
 ``setns``, the handle calls, System V IPC, the xattr setters, chown, ``bpf`` or root's module, kexec,
 reboot, swap, clock and I/O-port calls; change no limit or scheduling but its own; and send no
 TIOCSTI, TIOCLINUX or inode-flag ioctl. A call of another architecture's table (i386's ``int
-0x80``, x32) is refused whole. Refused calls fail with EPERM (EACCES for a socket), never kill: a
-library that probes them goes on. Not covered: chmod and utime of the user's own files
-(torch.compile's inductor uses them in its own files; a uid of the kernel's own would cover them),
-and, as root, every power this list does not name (dropping the process's capabilities would:
-whether Nsight Compute's counters then still work is to be read on a GPU).
+0x80``, x32) is refused whole. Strict (the sandbox's choice unless CUDA MPS or ``KOPT_KERNEL_SOCKETS``
+needs a socket reached): no ``connect`` at all and no unix datagram socket (a datagram is sent to a
+path without a connect), which closes every gap of the socket-path cover; CUDA's own socket, a
+seqpacket one listening on an abstract name, is still made (a first form that allowed stream
+sockets only broke CUDA's start: H200, docs/runs/h200-syscall-filter/). Refused calls fail with
+EPERM (EACCES for a socket), never kill: a library that probes them goes on. Not covered: chmod and
+utime of files the process's uid owns (torch.compile's inductor uses both on its own files; as
+root with its capabilities dropped, kopt.inside.capabilities, a file of another owner's is refused).
 
-Not applied yet: the sandbox applies it once a GPU run shows CUDA IPC and Nsight Compute's clock
-work under it (benchmarks/probes/abstract_socket_scope.py, its "those+syscall filter" and
-"those+strict filter"); the CPU tests show what it refuses (tests/measure/test_syscall_filter.py).
+The sandbox applies it after Landlock, on every thread (TSYNC). On an H200, CUDA IPC and Nsight
+Compute's clock worked under it (benchmarks/probes/abstract_socket_scope.py) and tests/gpu passed
+whole (docs/runs/h200-syscall-filter/); the CPU tests show what it refuses
+(tests/measure/test_syscall_filter.py).
 """
 
 from __future__ import annotations
@@ -32,12 +36,13 @@ import errno
 import platform
 import struct
 
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP = {"x86_64": 317, "aarch64": 277}  # seccomp(2)
+SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC = 1, 1
 # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_ALU|AND|K, BPF_RET|K
 LD_ABS, JEQ, JGE, AND, RET = 0x20, 0x15, 0x35, 0x54, 0x06
 ALLOW, ERRNO = 0x7FFF0000, 0x00050000
 NR, ARCH = 0, 4  # offsets in struct seccomp_data; argument i's low word at 16 + 8 * i
-AF_UNIX, SOCK_STREAM, SOCK_TYPE_MASK = 1, 1, 0xF
+AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 1, 5, 0xF
 X32_BIT = 0x40000000
 ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}  # AUDIT_ARCH_*
 # name: (x86_64's number, aarch64's); None where that table has no such call
@@ -90,32 +95,32 @@ def _when(nr: int, block: list[bytes]) -> list[bytes]:
     return [_op(JEQ, nr, 0, len(block)), *block]
 
 
-def _socket_block(stream_only: bool) -> list[bytes]:
-    """socket() and socketpair(): unix only; ``stream_only``: stream only too."""
+def _socket_block(strict: bool) -> list[bytes]:
+    """socket() and socketpair(): unix only; ``strict``: a stream or seqpacket one only (a datagram,
+    SOCK_RAW's too, is sent to a path without a connect; CUDA's own socket is a seqpacket one)."""
     block = [_op(LD_ABS, _arg(0)), _op(JEQ, AF_UNIX, 1, 0), _op(RET, ERRNO | errno.EACCES)]
-    if stream_only:
-        block += [_op(LD_ABS, _arg(1)), _op(AND, SOCK_TYPE_MASK), _op(JEQ, SOCK_STREAM, 1, 0)]
-        block.append(_op(RET, ERRNO | errno.EACCES))
+    if strict:
+        block += [_op(LD_ABS, _arg(1)), _op(AND, SOCK_TYPE_MASK), _op(JEQ, SOCK_STREAM, 2, 0)]
+        block += [_op(JEQ, SOCK_SEQPACKET, 1, 0), _op(RET, ERRNO | errno.EACCES)]
     return [*block, _op(RET, ALLOW)]
 
 
-def program(machine: str, deny_connect: bool = False, stream_only: bool = False) -> list[bytes]:
-    """The filter for ``machine``: ``deny_connect`` refuses every connect (a unix socket's too);
-    ``stream_only`` refuses unix datagram and seqpacket sockets (a datagram is sent to a path
-    without a connect), socketpair's too."""
+def program(machine: str, strict: bool = False) -> list[bytes]:
+    """The filter for ``machine``; ``strict`` refuses every connect (a unix socket's too) and every
+    unix socket a datagram is sent from."""
     col = list(ARCHES).index(machine)
     nr = {name: numbers[col] for name, numbers in CALLS.items() if numbers[col] is not None}
     prog = [_op(LD_ABS, ARCH), _op(JEQ, ARCHES[machine], 1, 0), _op(RET, ERRNO | errno.ENOSYS), _op(LD_ABS, NR)]
     if machine == "x86_64":
         prog += [_op(JGE, X32_BIT, 0, 1), _op(RET, ERRNO | errno.ENOSYS)]
-    for name in [*REFUSED, *(["connect"] if deny_connect else [])]:
+    for name in [*REFUSED, *(["connect"] if strict else [])]:
         if name in nr:
             prog += [_op(JEQ, nr[name], 0, 1), _op(RET, ERRNO | errno.EPERM)]
     for name, args in ITSELF_ONLY.items():
         block = [op for i in args for op in (_op(LD_ABS, _arg(i)), _op(JEQ, 0, 1, 0), _op(RET, ERRNO | errno.EPERM))]
         prog += _when(nr[name], [*block, _op(RET, ALLOW)])
-    prog += _when(nr["socket"], _socket_block(stream_only))
-    prog += _when(nr["socketpair"], _socket_block(stream_only))
+    prog += _when(nr["socket"], _socket_block(strict))
+    prog += _when(nr["socketpair"], _socket_block(strict))
     ioctls = [_op(LD_ABS, _arg(1))]
     for cmd in IOCTLS:
         ioctls += [_op(JEQ, cmd, 0, 1), _op(RET, ERRNO | errno.EPERM)]
@@ -126,19 +131,27 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def apply(deny_connect: bool = False, stream_only: bool = False) -> str:
-    """Install the filter on this thread and the threads and processes it starts after (needs
-    no_new_privs, which the sandbox sets first); the sandbox line's part."""
+def apply(strict: bool = False) -> str:
+    """Install the filter on every thread of this process and the processes it starts after (needs
+    no_new_privs, which the sandbox sets first); the sandbox line's part. Unlike Landlock, seccomp
+    can confine the threads already running (TSYNC): a process forked from a spare has them."""
     machine = platform.machine()
     if machine not in ARCHES:
         return f"NO syscall filter (no table for {machine})"
-    code = b"".join(program(machine, deny_connect, stream_only))
+    code = b"".join(program(machine, strict))
     buf = ctypes.create_string_buffer(code, len(code))
     prog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        return f"NO syscall filter ({errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno())})"
+    call, mode, flags = (
+        ctypes.c_long(x) for x in (SECCOMP[machine], SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC)
+    )
+    rc = libc.syscall(call, mode, flags, ctypes.byref(prog))
+    if rc != 0:
+        why = (
+            f"thread {rc} could not take it" if rc > 0 else errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno())
+        )
+        return f"NO syscall filter ({why})"
     return (
-        "syscall filter: no socket but a unix one, no mount API, namespaces, System V IPC, xattrs or BPF, no other process's limits"
-        + ("; no connect" if deny_connect else "")
+        "syscall filter on every thread: no socket but a unix one, no mount API, namespaces, System V IPC, xattrs or BPF,"
+        " no other process's limits" + ("; no connect, no unix datagram" if strict else "")
     )

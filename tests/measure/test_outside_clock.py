@@ -201,6 +201,14 @@ def test_where_nsight_compute_decides_a_kernel_gets_no_in_process_trace_and_a_ba
             "landlock ABI 7: ...; unix sockets with a path NOT hidden (x)",
             False,
         ),
+        ("landlock ABI 7: ...; syscall filter on every thread: ...", "landlock ABI 7: ...; ...; no connect, ...", True),
+        ("landlock ABI 7: ...; NO syscall filter (EINVAL)", "landlock ABI 7: ...; syscall filter ...", True),
+        (
+            "landlock ABI 7: ...; capabilities NOT all dropped (...)",
+            "landlock ABI 7: ...; every capability dropped",
+            True,
+        ),
+        ("landlock ABI 7: ...; no connect, ...; every capability dropped", "landlock ABI 7: ...; no connect", False),
     ],
 )
 def test_a_clock_process_confined_less_than_the_timing_process_is_not_read(line, timing, fault):

@@ -1,9 +1,11 @@
 """kopt.inside.syscall_filter refuses the ways two reviews reached outside the sandbox (CPU, root):
 TCP Fast Open's sendto, MPTCP, UDP, ``open_tree`` and a handle's open around the socket-path
 cover, another process's System V queue, its limits and its priority, a terminal's input (TIOCSTI),
-BPF, extended attributes and the owner of a file outside; and, strict, every connect and unix datagram socket,
-a socketpair's too. Each way is first shown to reach without the filter (those that need root,
-as root), so the test can fail."""
+BPF, extended attributes and the owner of a file outside; and, strict, every connect and unix datagram socket
+(SOCK_RAW's and a socketpair's too), while CUDA's own (a seqpacket socket listening on an abstract name,
+H200: docs/runs/h200-syscall-filter/) is still made. Each way is first shown to reach without the
+filter (those that need root, as root), so the test can fail; a thread already running when the
+filter is applied is filtered too."""
 
 import ctypes
 import os
@@ -19,13 +21,10 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="no syscall table here")
 
 ATTEMPTS = r"""
-import ctypes, fcntl, os, resource, socket, sys
+import ctypes, fcntl, os, resource, socket, sys, threading
 from kopt.inside import syscall_filter
 libc = ctypes.CDLL(None, use_errno=True)
 port, path, key, victim, tty, outside, mode = *map(int, sys.argv[1:2]), sys.argv[2], *map(int, sys.argv[3:5]), *sys.argv[5:8]
-if mode != "off":
-    assert libc.prctl(38, 1, 0, 0, 0) == 0  # no_new_privs, as the sandbox sets it
-    print(syscall_filter.apply(deny_connect=mode == "strict", stream_only=mode == "strict"), flush=True)
 
 def ok(rc, name):
     if rc < 0:
@@ -49,6 +48,10 @@ def unix_connect():
 
 def unix_datagram():
     with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(b"x", path + ".dgram")
+
+def unix_raw():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_RAW) as s:  # a datagram socket by another name
         s.sendto(b"x", path + ".dgram")
 
 def socketpair_datagram():
@@ -88,17 +91,34 @@ def xattr():
 def chown():
     os.chown(outside, os.getuid(), os.getgid())
 
-for name, attempt in list(globals().items()):
-    if callable(attempt) and name not in ("ok",) and attempt.__module__ == "__main__":
-        try:
-            attempt()
-            print(name, "reached")
-        except OSError:
-            print(name, "refused")
+def attempt_all():
+    for name, attempt in list(globals().items()):
+        if callable(attempt) and name not in ("ok", "attempt_all", "cuda_socket") and attempt.__module__ == "__main__":
+            try:
+                attempt()
+                print(name, "reached")
+            except OSError:
+                print(name, "refused")
+
+def cuda_socket():  # as CUDA starts: a seqpacket socket listening on an abstract name
+    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+        s.bind(f"\0kopt-cuda-like-{os.getpid()}")
+        s.listen(1)
+    print("cuda_socket made")
+
+go, done = threading.Event(), threading.Event()
+running = threading.Thread(target=lambda: (go.wait(), attempt_all(), cuda_socket(), done.set()))
+running.start()  # a thread already running when the filter is applied (a process forked from a spare has them)
+if mode != "off":
+    assert libc.prctl(38, 1, 0, 0, 0) == 0  # no_new_privs, as the sandbox sets it
+    print(syscall_filter.apply(mode == "strict"), flush=True)
+else:
+    print("off", flush=True)
+go.set(), done.wait()
 """
-WAYS = ["fast_open", "mptcp", "udp", "unix_connect", "unix_datagram", "socketpair_datagram", "open_tree"]
+WAYS = ["fast_open", "mptcp", "udp", "unix_connect", "unix_datagram", "unix_raw", "socketpair_datagram", "open_tree"]
 WAYS += ["by_handle", "msgsnd", "tiocsti", "bpf", "prlimit", "setpriority", "xattr", "chown"]
-UNIX = {"unix_connect", "unix_datagram", "socketpair_datagram"}  # refused by the strict filter only
+UNIX = {"unix_connect", "unix_datagram", "unix_raw", "socketpair_datagram"}  # refused by the strict filter only
 ROOT_ONLY = {"open_tree", "by_handle", "tiocsti", "bpf"}  # MPTCP and Fast Open hang on sysctls
 
 
@@ -108,7 +128,8 @@ def _run(mode: str, *args) -> dict[str, str]:
     )
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
-    return dict(ln.split(" ", 1) for ln in lines if ln.split(" ", 1)[0] in WAYS) | {"line": lines[0]}
+    said = dict(ln.split(" ", 1) for ln in lines if ln.split(" ", 1)[0] in [*WAYS, "cuda_socket"])
+    return said | {"line": lines[0]}
 
 
 def test_the_filter_refuses_what_landlock_let_through(tmp_path):
@@ -137,6 +158,10 @@ def test_the_filter_refuses_what_landlock_let_through(tmp_path):
             victim.kill(), libc.msgctl(queue, 0, None), os.close(master), os.close(slave)  # IPC_RMID
     expected = set(WAYS) - {"fast_open", "mptcp"} - (set() if os.geteuid() == 0 else ROOT_ONLY)
     assert {w for w in WAYS if off[w] == "reached"} >= expected, off
-    assert normal["line"].startswith("syscall filter: no socket but a unix one") and "no connect" not in normal["line"]
+    assert normal["line"].startswith("syscall filter on every thread: no socket but a unix one")
+    assert "no connect" not in normal["line"]
     assert {w: normal[w] for w in WAYS} == {w: "reached" if w in UNIX else "refused" for w in WAYS}, normal
-    assert strict["line"].endswith("; no connect") and {strict[w] for w in WAYS} == {"refused"}, strict
+    assert strict["line"].endswith("; no connect, no unix datagram") and {strict[w] for w in WAYS} == {"refused"}, (
+        strict
+    )
+    assert off["cuda_socket"] == normal["cuda_socket"] == strict["cuda_socket"] == "made"

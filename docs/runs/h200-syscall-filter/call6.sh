@@ -1,0 +1,2 @@
+# call 6 (tree as call 4, same start): the filter and capability tests as root on the GPU machine, its capabilities and the driver's setting
+source benchmarks/gpu_env.sh; echo "# call 6 (same tree and start): the filter and capability tests as root" > $OUT/filter_caps.txt; timeout -s INT -k 5 60 python3 -m pytest -q -p no:cacheprovider tests/measure/test_syscall_filter.py tests/measure/test_capabilities.py 2>&1 | tail -3 | tee -a $OUT/filter_caps.txt; grep -E "^Cap|RmProfiling" /proc/self/status /proc/driver/nvidia/params | tee -a $OUT/filter_caps.txt
