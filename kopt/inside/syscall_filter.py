@@ -8,20 +8,29 @@ neither). A second review (CPU, root, the filter's first form applied) went on: 
 socketpair around "stream only", a file opened by its handle under the cover, System V message
 queues of another process's, TIOCSTI into a terminal outside (a shell ran it), a BPF program that
 killed a process outside, another process's limits and scheduling (the same uid needs no
-capability), the results' extended attributes and immutable flag. So, on x86_64 and aarch64, the
-process may make no socket or socketpair but a unix one (no TCP, UDP, MPTCP, raw or netlink
-socket: none through io_uring either, refused too); call none of the mount API, ``unshare``,
-``setns``, the handle calls, System V IPC, the xattr setters, chown, ``bpf`` or root's module, kexec,
-reboot, swap, clock and I/O-port calls; change no limit or scheduling but its own; and send no
-TIOCSTI, TIOCLINUX or inode-flag ioctl. A call of another architecture's table (i386's ``int
-0x80``, x32) is refused whole. Strict (the sandbox's choice unless CUDA MPS or ``KOPT_KERNEL_SOCKETS``
+capability), the results' extended attributes and immutable flag. A third (CPU, root, this filter
+applied; docs/runs/cpu-sandbox-review-32/): POSIX message queues, the uid's kernel keyring, a
+lease on a file outside through a read-only descriptor, a terminal opened read-only and changed by
+its ioctls, PTRACE_TRACEME, every inotify instance of the uid, ``clone3`` into another cgroup. So,
+on x86_64 and aarch64, the process may make no socket or socketpair but a unix one (no TCP, UDP,
+MPTCP, raw or netlink socket: none through io_uring either, refused too); call none of the mount
+API, ``unshare``, ``setns``, the handle calls, System V IPC, POSIX message queues, the keyring
+calls, ``inotify_init``, the xattr setters, chown, ``bpf`` or root's module, kexec, reboot, swap,
+clock and I/O-port calls; clone into no new namespace, and not through ``clone3`` (ENOSYS: glibc
+falls back to clone); take no lease and make itself traced by no one; change no limit or
+scheduling but its own; and send no inode-flag ioctl and none of a terminal's that changes it for
+others (TIOCSTI, TIOCLINUX, settings, size, line discipline, ...). A call of another architecture's
+table (i386's ``int 0x80``, x32) is refused whole. Strict (the sandbox's choice unless CUDA MPS or ``KOPT_KERNEL_SOCKETS``
 needs a socket reached): no ``connect`` at all and no unix datagram socket (a datagram is sent to a
 path without a connect), which closes every gap of the socket-path cover; CUDA's own socket, a
 seqpacket one listening on an abstract name, is still made (a first form that allowed stream
 sockets only broke CUDA's start: H200, docs/runs/h200-syscall-filter/). Refused calls fail with
 EPERM (EACCES for a socket), never kill: a library that probes them goes on. Not covered: chmod and
 utime of files the process's uid owns (torch.compile's inductor uses both on its own files; as
-root with its capabilities dropped, kopt.inside.capabilities, a file of another owner's is refused).
+root with its capabilities dropped, kopt.inside.capabilities, a file of another owner's is refused),
+flock and POSIX locks on files outside (Triton's and inductor's caches lock; the filter cannot
+tell a descriptor's file), an abstract name bound before another process binds it, and reading
+what Landlock lets it read (a terminal's typed input, a FIFO's).
 
 The sandbox applies it after Landlock, on every thread (TSYNC). On an H200, CUDA IPC and Nsight
 Compute's clock worked under it (benchmarks/probes/abstract_socket_scope.py) and tests/gpu passed
@@ -70,16 +79,42 @@ CALLS = {
     # another process's limits and scheduling (the same uid needs no capability): allowed on itself (0)
     "prlimit64": (302, 261), "setpriority": (141, 140), "sched_setaffinity": (203, 122),
     "sched_setscheduler": (144, 119), "sched_setparam": (142, 118), "sched_setattr": (314, 274),
+    # a third review (docs/runs/cpu-sandbox-review-32/): POSIX message queues (another process's
+    # read, unlinked or planted: Landlock's path hooks miss mqueue), the uid's kernel keyring (read,
+    # rewritten, the parent's session keyring replaced), all of the uid's inotify instances taken
+    "mq_open": (240, 180), "mq_unlink": (241, 181), "mq_timedsend": (242, 182), "mq_timedreceive": (243, 183),
+    "mq_notify": (244, 184), "mq_getsetattr": (245, 185), "add_key": (248, 217), "request_key": (249, 218),
+    "keyctl": (250, 219), "inotify_init": (253, None), "inotify_init1": (294, 26),
+    # refused for some arguments only (ARGUMENT_RULES); clone3 whole, with ENOSYS: its flags are in
+    # memory the filter cannot read (CLONE_INTO_CGROUP put a child in another cgroup), and glibc then
+    # falls back to clone, as under Docker's default profile
+    "clone": (56, 220), "clone3": (435, 435), "ptrace": (101, 117), "fcntl": (72, 25),
 }  # fmt: skip
 # the arguments that name whose limits or scheduling change: refused unless each is 0 (itself;
 # setpriority's PRIO_PROCESS too: PRIO_USER would renice every process of the user's, the judge's)
 ITSELF_ONLY = {"prlimit64": (0,), "setpriority": (0, 1), "sched_setaffinity": (0,), "sched_setscheduler": (0,)}
 ITSELF_ONLY |= {"sched_setparam": (0,), "sched_setattr": (0,)}
+CLONE_NAMESPACES = 0x7E020000  # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
+# (argument, how, value): refused where the argument's low word "is" the value or has "any of" its
+# bits, else allowed. clone into new namespaces (unshare's way round); PTRACE_TRACEME (its
+# parent's wait then saw it dead while it sat stopped); fcntl's F_SETLEASE (a lease on a file
+# outside, taken through a read-only descriptor, held the judge's open for writing 23 s)
+ARGUMENT_RULES = {"clone": (0, "any of", CLONE_NAMESPACES), "ptrace": (0, "is", 0), "fcntl": (1, "is", 1024)}
+SPECIAL = ("socket", "socketpair", "connect", "ioctl", "clone3", *ITSELF_ONLY, *ARGUMENT_RULES)
 # every other call named above, refused whole
-REFUSED = [name for name in CALLS if name not in ("socket", "socketpair", "connect", "ioctl", *ITSELF_ONLY)]
-# TIOCSTI and TIOCLINUX (typed into a terminal: a shell outside runs it), FS_IOC_SETFLAGS (32 and
-# 64 bit: immutable results) and FS_IOC_FSSETXATTR
-IOCTLS = (0x5412, 0x541C, 0x40086602, 0x40046602, 0x401C5820)
+REFUSED = [name for name in CALLS if name not in SPECIAL]
+# FS_IOC_SETFLAGS (32 and 64 bit: immutable results) and FS_IOC_FSSETXATTR
+IOCTLS = (0x40086602, 0x40046602, 0x401C5820)
+# a terminal's (type 'T', 0x54..): TIOCSTI and TIOCLINUX (typed into it: a shell outside runs it),
+# and every one that changes it for its other processes: its settings (TCSETS*, TCSETA*, TCSETX*,
+# TCSETS2*), flow and queues (TCXONC, TCFLSH), exclusive use, controlling terminal, foreground
+# group, window size (a SIGWINCH to its foreground), modem lines, console, serial settings, packet
+# mode, line discipline (N_NULL silenced it), breaks, hang-up, a pty's signal. A terminal opened
+# read-only by name passes Landlock; reading and the getters (TCGETS: isatty) stay allowed.
+TERMINAL_IOCTLS = (0x5402, 0x5403, 0x5404, 0x5406, 0x5407, 0x5408, 0x540A, 0x540B, 0x540C, 0x540D, 0x540E)
+TERMINAL_IOCTLS += (0x5410, 0x5412, 0x5414, 0x5416, 0x5417, 0x5418, 0x541A, 0x541C, 0x541D, 0x541F, 0x5420)
+TERMINAL_IOCTLS += (0x5423, 0x5425, 0x5427, 0x5433, 0x5434, 0x5435, 0x5437, 0x402C542B, 0x402C542C, 0x402C542D)
+TERMINAL_IOCTLS += (0x40045436,)
 
 
 def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -105,6 +140,31 @@ def _socket_block(strict: bool) -> list[bytes]:
     return [*block, _op(RET, ALLOW)]
 
 
+def _argument_rule(i: int, how: str, value: int) -> list[bytes]:
+    """Refused where argument ``i``'s low word "is" ``value`` or has "any of" its bits."""
+    if how == "any of":
+        return [
+            _op(LD_ABS, _arg(i)),
+            _op(AND, value),
+            _op(JEQ, 0, 0, 1),
+            _op(RET, ALLOW),
+            _op(RET, ERRNO | errno.EPERM),
+        ]
+    return [_op(LD_ABS, _arg(i)), _op(JEQ, value, 0, 1), _op(RET, ERRNO | errno.EPERM), _op(RET, ALLOW)]
+
+
+def _ioctl_block() -> list[bytes]:
+    """ioctl(): no inode flag set, and no terminal's command of ``TERMINAL_IOCTLS``."""
+    block = [_op(LD_ABS, _arg(1))]
+    for cmd in IOCTLS:
+        block += [_op(JEQ, cmd, 0, 1), _op(RET, ERRNO | errno.EPERM)]
+    tty = [_op(LD_ABS, _arg(1))]
+    for cmd in TERMINAL_IOCTLS:
+        tty += [_op(JEQ, cmd, 0, 1), _op(RET, ERRNO | errno.EPERM)]
+    block += [_op(AND, 0xFF00), _op(JEQ, 0x5400, 1, 0), _op(RET, ALLOW)]  # a terminal's, or allowed
+    return [*block, *tty, _op(RET, ALLOW)]
+
+
 def program(machine: str, strict: bool = False) -> list[bytes]:
     """The filter for ``machine``; ``strict`` refuses every connect (a unix socket's too) and every
     unix socket a datagram is sent from."""
@@ -116,15 +176,15 @@ def program(machine: str, strict: bool = False) -> list[bytes]:
     for name in [*REFUSED, *(["connect"] if strict else [])]:
         if name in nr:
             prog += [_op(JEQ, nr[name], 0, 1), _op(RET, ERRNO | errno.EPERM)]
+    prog += [_op(JEQ, nr["clone3"], 0, 1), _op(RET, ERRNO | errno.ENOSYS)]
     for name, args in ITSELF_ONLY.items():
         block = [op for i in args for op in (_op(LD_ABS, _arg(i)), _op(JEQ, 0, 1, 0), _op(RET, ERRNO | errno.EPERM))]
         prog += _when(nr[name], [*block, _op(RET, ALLOW)])
+    for name, rule in ARGUMENT_RULES.items():
+        prog += _when(nr[name], _argument_rule(*rule))
     prog += _when(nr["socket"], _socket_block(strict))
     prog += _when(nr["socketpair"], _socket_block(strict))
-    ioctls = [_op(LD_ABS, _arg(1))]
-    for cmd in IOCTLS:
-        ioctls += [_op(JEQ, cmd, 0, 1), _op(RET, ERRNO | errno.EPERM)]
-    return [*prog, *_when(nr["ioctl"], [*ioctls, _op(RET, ALLOW)]), _op(RET, ALLOW)]
+    return [*prog, *_when(nr["ioctl"], _ioctl_block()), _op(RET, ALLOW)]
 
 
 class _Fprog(ctypes.Structure):

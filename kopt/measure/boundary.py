@@ -176,7 +176,11 @@ class KernelProcess:
         # inside the job's folder for this judge when there is one: gone with it, even if the judge is killed
         self.scratch = tempfile.mkdtemp(prefix="kopt-inside-", dir=os.environ.get("KOPT_SCRATCH_ROOT"))
         told = {k: v for k, v in triton_tools_env().items() if k not in os.environ}  # the user's settings stand
-        ours_env = {"PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, **told, **kernel_cache(kernel)}
+        # its standard output and error, where they are a file (the judge's log), go here instead
+        # (kopt.inside.sandbox.close_handed_files): the judge copies them to its log at the end
+        self.output = os.path.join(self.scratch, "output.log")
+        ours_env = {"PYTHONUNBUFFERED": "1", "TMPDIR": self.scratch, "KOPT_KERNEL_OUTPUT": self.output}
+        ours_env |= {**told, **kernel_cache(kernel)}
         # torch.compile compiles in this process, not in a pool of workers it starts (on the H100
         # Triton found no GPU backend in pmpp_v2/vectorsum's workers; idle workers outlive a call)
         ours_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
@@ -377,7 +381,27 @@ class KernelProcess:
         self.proc.wait()
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
+        self._relay_output()
         self._remove_folders()  # what the judge wanted from the scratch is copied by now
+
+    def _relay_output(self, limit: int = 1 << 20) -> None:
+        """What the kernel's process wrote to its standard output and error (its last ``limit``
+        bytes), copied to the judge's own, marked as the kernel's. Opened as a file of the kernel's:
+        a regular one only, no link followed, never waiting on a pipe."""
+        try:
+            fd = os.open(self.output, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or not st.st_size:
+                return
+            f.seek(max(0, st.st_size - limit))
+            text = f.read(limit).decode(errors="replace")
+        cut = f", its last {limit} bytes" if st.st_size > limit else ""
+        print(
+            f"--- the kernel's process's output ({self.kernel}{cut}) ---\n{text.rstrip()}\n--- its end ---", flush=True
+        )
 
     def _grace(self, grace_s: float, keep: frozenset[int]) -> None:
         """Up to ``grace_s`` for the process (a profiler wrapping the kernel's) to leave by itself,

@@ -86,6 +86,21 @@ def test_a_kernel_that_writes_results_at_import_or_exit_changes_nothing(tiny, tm
         assert lines[1] in ("refused /dev/kmsg: PermissionError", "refused /dev/kmsg: FileNotFoundError")
 
 
+def test_a_kernel_cannot_rewrite_the_judges_log_and_its_output_is_kept(tiny, tmp_path, run_params, attack):
+    """The judge's log was the kernel's standard output: a review truncated it through that
+    descriptor and wrote a verdict there. Confined, the process's output goes to a file in its
+    scratch, which the judge copies to its log, marked as the kernel's, when the process ends."""
+    corr, df, out = run_version(tiny, ATTACKS / "rewrites_the_log.py", run_params, tmp_path)
+    log = (out / "steps.log").read_text()
+    assert corr["status"] == "pass", _verdicts(corr, df)
+    assert attack()[0].startswith("rewrote fd 1: ")  # a file of its own, or the log: the attack ran
+    if _landlock():
+        assert all(line.endswith("output.log") for line in attack()), attack()
+        judges, _, kernels = log.partition("--- the kernel's process's output (")
+        assert judges.startswith("[") and "judge: v9 kept" not in judges, log[:500]
+        assert "judge: v9 kept" in kernels and kernels.rstrip().endswith("--- its end ---"), log[-2000:]
+
+
 def test_a_kernel_that_swaps_its_output_buffer_is_incorrect(tiny, tmp_path, run_params, attack):
     """It points the output at memory of its own: the judge reads its own mapping, still poisoned."""
     corr, df, _ = run_version(tiny, ATTACKS / "swaps_buffers.py", run_params, tmp_path)
@@ -480,7 +495,8 @@ def test_a_profilers_report_is_out_of_the_kernels_reach_and_its_tracker_is_not(t
         if sandbox.abi() >= 1:
             refused = "report refused record refused link refused file refused move refused device refused"
             assert said == f"pipe done {refused}", said
-            assert "process tracker" in proc.sandbox and f"handed open for writing: {record}" in proc.sandbox
+            closed = proc.sandbox.partition("handed open for writing: ")[2].split(", ")
+            assert "process tracker" in proc.sandbox and str(record) in closed, proc.sandbox
             assert record.read_text() == "the record"
             assert (profilers / "nsight-compute-test.ncu-rep").read_text() == ""
     finally:

@@ -21,7 +21,7 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="no syscall table here")
 
 ATTEMPTS = r"""
-import ctypes, fcntl, os, resource, socket, sys, threading
+import ctypes, fcntl, os, resource, socket, struct, sys, termios, threading
 from kopt.inside import syscall_filter
 libc = ctypes.CDLL(None, use_errno=True)
 port, path, key, victim, tty, outside, mode = *map(int, sys.argv[1:2]), sys.argv[2], *map(int, sys.argv[3:5]), *sys.argv[5:8]
@@ -91,13 +91,59 @@ def xattr():
 def chown():
     os.chown(outside, os.getuid(), os.getgid())
 
+def lease():  # through a read-only descriptor: another's open for writing then waits
+    fd = os.open(outside, os.O_RDONLY)
+    fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)  # F_SETLEASE
+    fcntl.fcntl(fd, 1024, fcntl.F_UNLCK)
+
+def message_queue():  # POSIX: another process's queue read, unlinked, or one planted
+    q = libc.mq_open(b"/kopt-filter-test", os.O_CREAT | os.O_RDWR, 0o600, None)
+    ok(q, "mq_open")
+    libc.mq_unlink(b"/kopt-filter-test")
+
+def keyring():  # the uid's keyring read and rewritten; here the process's own, as a probe of the call
+    nr = 248 if os.uname().machine == "x86_64" else 217
+    ok(libc.syscall(nr, b"user", b"kopt-filter-test", b"x", 1, -2), "add_key")  # KEY_SPEC_PROCESS_KEYRING
+
+def inotify():  # all of the uid's instances taken
+    fd = libc.inotify_init1(0)
+    ok(fd, "inotify_init1")
+    os.close(fd)
+
+def _child_status(pid):
+    if pid == 0:
+        os._exit(0)
+    ok(pid, "clone")
+    os.waitpid(pid, 0)
+
+def traceme():  # its parent's wait sees it stopped as if dead
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if libc.ptrace(0, 0, None, None) == 0 else 1)  # PTRACE_TRACEME
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise OSError("PTRACE_TRACEME refused")
+
+def clone_namespace():  # unshare's way round
+    _child_status(libc.syscall(56 if os.uname().machine == "x86_64" else 220, 0x10000000 | 17, 0, 0, 0, 0))
+
+def clone3():  # its flags are out of the filter's sight (CLONE_INTO_CGROUP)
+    args = ctypes.create_string_buffer(struct.pack("=11Q", 0, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0), 88)
+    _child_status(libc.syscall(435, args, 88))
+
+def terminal_size():  # a SIGWINCH to the terminal's foreground, its size 1x1
+    fcntl.ioctl(os.open(tty, os.O_RDONLY | os.O_NOCTTY), termios.TIOCSWINSZ, struct.pack("HHHH", 1, 1, 0, 0))
+
+def terminal_settings():  # echo off, or its line discipline N_NULL: the user's terminal silenced
+    fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY)
+    termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd))
+
 def attempt_all():
     for name, attempt in list(globals().items()):
-        if callable(attempt) and name not in ("ok", "attempt_all", "cuda_socket") and attempt.__module__ == "__main__":
+        if callable(attempt) and name[0] != "_" and name not in ("ok", "attempt_all", "cuda_socket", "still_works") and attempt.__module__ == "__main__":
             try:
                 attempt()
                 print(name, "reached")
-            except OSError:
+            except (OSError, termios.error):
                 print(name, "refused")
 
 def cuda_socket():  # as CUDA starts: a seqpacket socket listening on an abstract name
@@ -106,8 +152,18 @@ def cuda_socket():  # as CUDA starts: a seqpacket socket listening on an abstrac
         s.listen(1)
     print("cuda_socket made")
 
+def still_works():  # what the process needs of the calls refused for some arguments
+    fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY)
+    assert os.isatty(fd) and fcntl.fcntl(fd, fcntl.F_GETFL) >= 0  # TCGETS, fcntl
+    pid = os.fork()  # clone without namespaces
+    if pid == 0:
+        os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    threading.Thread(target=lambda: None).start()  # glibc's clone3 falls back to clone
+    print("still_works yes")
+
 go, done = threading.Event(), threading.Event()
-running = threading.Thread(target=lambda: (go.wait(), attempt_all(), cuda_socket(), done.set()))
+running = threading.Thread(target=lambda: (go.wait(), attempt_all(), cuda_socket(), still_works(), done.set()))
 running.start()  # a thread already running when the filter is applied (a process forked from a spare has them)
 if mode != "off":
     assert libc.prctl(38, 1, 0, 0, 0) == 0  # no_new_privs, as the sandbox sets it
@@ -118,8 +174,11 @@ go.set(), done.wait()
 """
 WAYS = ["fast_open", "mptcp", "udp", "unix_connect", "unix_datagram", "unix_raw", "socketpair_datagram", "open_tree"]
 WAYS += ["by_handle", "msgsnd", "tiocsti", "bpf", "prlimit", "setpriority", "xattr", "chown"]
+WAYS += ["lease", "message_queue", "keyring", "inotify", "traceme", "clone_namespace", "clone3"]
+WAYS += ["terminal_size", "terminal_settings"]
 UNIX = {"unix_connect", "unix_datagram", "unix_raw", "socketpair_datagram"}  # refused by the strict filter only
-ROOT_ONLY = {"open_tree", "by_handle", "tiocsti", "bpf"}  # MPTCP and Fast Open hang on sysctls
+ROOT_ONLY = {"open_tree", "by_handle", "tiocsti", "bpf"}  # MPTCP and Fast Open hang on sysctls, a user
+# namespace on the distribution's (clone_namespace: refused with the filter, not always reached without)
 
 
 def _run(mode: str, *args) -> dict[str, str]:
@@ -128,7 +187,7 @@ def _run(mode: str, *args) -> dict[str, str]:
     )
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
-    said = dict(ln.split(" ", 1) for ln in lines if ln.split(" ", 1)[0] in [*WAYS, "cuda_socket"])
+    said = dict(ln.split(" ", 1) for ln in lines if ln.split(" ", 1)[0] in [*WAYS, "cuda_socket", "still_works"])
     return said | {"line": lines[0]}
 
 
@@ -156,7 +215,7 @@ def test_the_filter_refuses_what_landlock_let_through(tmp_path):
             off, normal, strict = (_run(mode, *args) for mode in ("off", "normal", "strict"))
         finally:
             victim.kill(), libc.msgctl(queue, 0, None), os.close(master), os.close(slave)  # IPC_RMID
-    expected = set(WAYS) - {"fast_open", "mptcp"} - (set() if os.geteuid() == 0 else ROOT_ONLY)
+    expected = set(WAYS) - {"fast_open", "mptcp", "clone_namespace"} - (set() if os.geteuid() == 0 else ROOT_ONLY)
     assert {w for w in WAYS if off[w] == "reached"} >= expected, off
     assert normal["line"].startswith("syscall filter on every thread: no socket but a unix one")
     assert "no connect" not in normal["line"]
@@ -165,3 +224,4 @@ def test_the_filter_refuses_what_landlock_let_through(tmp_path):
         strict
     )
     assert off["cuda_socket"] == normal["cuda_socket"] == strict["cuda_socket"] == "made"
+    assert off["still_works"] == normal["still_works"] == strict["still_works"] == "yes"
