@@ -189,7 +189,7 @@ def close_handed_files(folders: list[str]) -> list[str]:
         os.dup2(target, fd)
         os.close(target)
         closed.append(f"{path} (now {place})" if output else path)
-    return closed
+    return list(dict.fromkeys(closed))  # standard output and error: often one file
 
 
 def _allow(libc, ruleset: int, path: str, access: int) -> None:
