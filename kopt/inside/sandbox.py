@@ -9,7 +9,8 @@ Once applied it cannot be undone, and every process the kernel starts inherits i
 * where a profiler wraps the process, its process tracker's pipes may be written too (``PIPES``);
 * no file stays open for writing outside those places (``close_handed_files``): Landlock checks a
   path when it is opened, never a descriptor the process was handed, and Nsight Compute's front
-  end hands its target the record it writes, the clock that decides;
+  end hands its target the record it writes, the clock that decides, and the judge its log as
+  standard output and error (moved to a file in the scratch, which the judge copies to its log);
 * Landlock confines the thread that applies it and the threads it starts after, never a thread
   already running (a kernel runs its code on one through a signal handler: a review rewrote a
   clock's record so). A kernel's process is confined before its Python starts
@@ -166,13 +167,13 @@ def loose_threads() -> str:
 def close_handed_files(folders: list[str]) -> list[str]:
     """Close every file this process holds open for writing outside ``folders`` (/dev/null in its
     place: a library still writing to that number writes nowhere), its standard output and error
-    moved to the file ``KOPT_KERNEL_OUTPUT`` names (the judge's choice, in the scratch; the judge
-    copies it to its own log: kopt.measure.boundary); the paths closed. Nsight Compute's front end hands the process it starts
-    the record it fills (``--log-file``) open for writing (H200: docs/runs/h200-gpu-tests-af7306c/),
-    and the judge its log as standard output and error: Landlock checks paths when they are opened,
-    so those descriptors would let the kernel rewrite the clock that decides it, or the judge's
-    log (a review truncated it and wrote "v1 kept" there). A file unlinked or a memfd counts too:
-    another may read it through a descriptor."""
+    moved to the file ``KOPT_KERNEL_OUTPUT`` names (the judge's choice, in the scratch, which the
+    judge copies to its own log: kopt.measure.boundary); the paths closed. Nsight Compute's front
+    end hands the process it starts the record it fills (``--log-file``) open for writing (H200:
+    docs/runs/h200-gpu-tests-af7306c/), and the judge its log as standard output and error:
+    Landlock checks paths when they are opened, so those descriptors would let the kernel rewrite
+    the clock that decides it, or the judge's log (a review truncated it and wrote "v1 kept"
+    there). A file unlinked or a memfd counts too: another may read it through a descriptor."""
     inside = [os.path.realpath(f) for f in folders]
     closed = []
     for name in os.listdir("/proc/self/fd"):

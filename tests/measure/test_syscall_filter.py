@@ -1,11 +1,13 @@
-"""kopt.inside.syscall_filter refuses the ways two reviews reached outside the sandbox (CPU, root):
+"""kopt.inside.syscall_filter refuses the ways three reviews reached outside the sandbox (CPU, root):
 TCP Fast Open's sendto, MPTCP, UDP, ``open_tree`` and a handle's open around the socket-path
 cover, another process's System V queue, its limits and its priority, a terminal's input (TIOCSTI),
-BPF, extended attributes and the owner of a file outside; and, strict, every connect and unix datagram socket
-(SOCK_RAW's and a socketpair's too), while CUDA's own (a seqpacket socket listening on an abstract name,
-H200: docs/runs/h200-syscall-filter/) is still made. Each way is first shown to reach without the
-filter (those that need root, as root), so the test can fail; a thread already running when the
-filter is applied is filtered too."""
+BPF, extended attributes and the owner of a file outside; a lease through a read-only descriptor,
+POSIX message queues, the keyring, inotify, PTRACE_TRACEME, clone into a namespace, clone3, a
+terminal's size and settings; and, strict, every connect and unix datagram socket (SOCK_RAW's and a
+socketpair's too), while CUDA's own (a seqpacket socket listening on an abstract name, H200:
+docs/runs/h200-syscall-filter/) is still made, and isatty, fcntl, fork and threads still work.
+Each way is first shown to reach without the filter (those that need root, as root), so the test
+can fail; a thread already running when the filter is applied is filtered too."""
 
 import ctypes
 import os
@@ -225,3 +227,32 @@ def test_the_filter_refuses_what_landlock_let_through(tmp_path):
     )
     assert off["cuda_socket"] == normal["cuda_socket"] == strict["cuda_socket"] == "made"
     assert off["still_works"] == normal["still_works"] == strict["still_works"] == "yes"
+
+
+@pytest.mark.parametrize("setting", ["none", "mps", "user sockets"])
+def test_connect_is_refused_unless_mps_or_the_user_needs_a_socket(tmp_path, setting):
+    """CUDA MPS's client connects to its server's control socket, and ``KOPT_KERNEL_SOCKETS`` names
+    sockets the user's kernel needs: there the filter allows connect and unix datagrams."""
+    from kopt.inside import sandbox
+
+    if sandbox.abi() < 1:
+        pytest.skip("no Landlock here: the sandbox applies nothing")
+    mps = tmp_path / "mps"
+    mps.mkdir()
+    (mps / "control").write_text("")  # as an MPS server's control socket is there
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_MPS_PIPE_DIRECTORY", "KOPT_KERNEL_SOCKETS")}
+    env |= {"mps": {"CUDA_MPS_PIPE_DIRECTORY": str(mps)}, "user sockets": {"KOPT_KERNEL_SOCKETS": str(mps)}}.get(
+        setting, {}
+    )
+    run = [
+        sys.executable,
+        "-m",
+        "kopt.inside.confined",
+        str(tmp_path / "scratch"),
+        "/bin/sh",
+        "-c",
+        'echo "$KOPT_CONFINED"',
+    ]
+    line = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=True).stdout
+    assert "syscall filter on every thread" in line, line
+    assert ("no connect, no unix datagram" in line) == (setting == "none"), line
