@@ -19,10 +19,11 @@ calls, ``inotify_init``, the xattr setters, chown, ``bpf`` or root's module, kex
 clock and I/O-port calls; clone into no new namespace, and not through ``clone3`` (ENOSYS: glibc
 falls back to clone); take no lease and make itself traced by no one; change no limit or
 scheduling but its own; and send no inode-flag ioctl and none of a terminal's that changes it for
-others (TIOCSTI, TIOCLINUX, settings, size, line discipline, ...). A call of another architecture's
-table (i386's ``int 0x80``, x32) is refused whole. Strict (the sandbox's choice unless CUDA MPS or ``KOPT_KERNEL_SOCKETS``
-needs a socket reached): no ``connect`` at all and no unix datagram socket (a datagram is sent to a
-path without a connect), which closes every gap of the socket-path cover; CUDA's own socket, a
+others (TIOCSTI, TIOCLINUX, settings, size, line discipline, ...). A call of another
+architecture's table (i386's ``int 0x80``, x32) is refused whole. Strict (the sandbox's choice
+unless CUDA MPS or ``KOPT_KERNEL_SOCKETS`` needs a socket reached): no ``connect`` at all and no
+unix datagram socket (a datagram is sent to a path without a connect), which closes every gap of
+the socket-path cover; CUDA's own socket, a
 seqpacket one listening on an abstract name, is still made (a first form that allowed stream
 sockets only broke CUDA's start: H200, docs/runs/h200-syscall-filter/). Refused calls fail with
 EPERM (EACCES for a socket), never kill: a library that probes them goes on. Not covered: chmod and
