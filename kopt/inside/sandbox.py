@@ -168,24 +168,27 @@ def close_handed_files(folders: list[str]) -> list[str]:
     """Close every file this process holds open for writing outside ``folders`` (/dev/null in its
     place: a library still writing to that number writes nowhere), its standard output and error
     moved to the file ``KOPT_KERNEL_OUTPUT`` names (the judge's choice, in the scratch, which the
-    judge copies to its own log: kopt.measure.boundary); the paths closed. Nsight Compute's front
-    end hands the process it starts the record it fills (``--log-file``) open for writing (H200:
-    docs/runs/h200-gpu-tests-af7306c/), and the judge its log as standard output and error:
-    Landlock checks paths when they are opened, so those descriptors would let the kernel rewrite
-    the clock that decides it, or the judge's log (a review truncated it and wrote "v1 kept"
-    there). A file unlinked or a memfd counts too: another may read it through a descriptor."""
+    judge copies to its own log: kopt.measure.boundary; a pipe or a terminal too where it is set);
+    the paths closed. Nsight Compute's front end hands the process it starts the record it fills
+    (``--log-file``) open for writing (H200: docs/runs/h200-gpu-tests-af7306c/), and the judge its
+    log as standard output and error: Landlock checks paths when they are opened, so those
+    descriptors would let the kernel rewrite the clock that decides it, or the judge's log (a
+    review truncated it and wrote "v1 kept" there). A file unlinked or a memfd counts too: another
+    may read it through a descriptor."""
     inside = [os.path.realpath(f) for f in folders]
-    closed = []
+    closed, relay = [], os.environ.get("KOPT_KERNEL_OUTPUT")
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
         try:
             mode, flags, path = os.fstat(fd).st_mode, fcntl.fcntl(fd, fcntl.F_GETFL), os.readlink(f"/proc/self/fd/{fd}")
         except OSError:  # the listing's own descriptor, closed by now
             continue
-        if not stat.S_ISREG(mode) or flags & os.O_ACCMODE == os.O_RDONLY or socket_paths.under(path, inside):
-            continue
         output = fd in (1, 2)
-        place = os.environ.get("KOPT_KERNEL_OUTPUT", os.devnull) if output else os.devnull
+        if flags & os.O_ACCMODE == os.O_RDONLY or socket_paths.under(path, inside) or path == os.devnull:
+            continue
+        if not stat.S_ISREG(mode) and not (output and relay):  # a pipe or a terminal: where the judge relays
+            continue
+        place = (relay or os.devnull) if output else os.devnull
         target = os.open(place, os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_NOFOLLOW if output else 0), 0o600)
         os.dup2(target, fd)
         os.close(target)

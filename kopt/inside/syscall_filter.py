@@ -15,7 +15,7 @@ its ioctls, PTRACE_TRACEME, every inotify instance of the uid, ``clone3`` into a
 on x86_64 and aarch64, the process may make no socket or socketpair but a unix one (no TCP, UDP,
 MPTCP, raw or netlink socket: none through io_uring either, refused too); call none of the mount
 API, ``unshare``, ``setns``, the handle calls, System V IPC, POSIX message queues, the keyring
-calls, ``inotify_init``, the xattr setters, chown, ``bpf`` or root's module, kexec, reboot, swap,
+calls, ``inotify_init``, ``fanotify_init``, the xattr setters, chown, ``bpf`` or root's module, kexec, reboot, swap,
 clock and I/O-port calls; clone into no new namespace, and not through ``clone3`` (ENOSYS: glibc
 falls back to clone); take no lease and make itself traced by no one; change no limit or
 scheduling but its own; and send no inode-flag ioctl and none of a terminal's that changes it for
@@ -86,6 +86,9 @@ CALLS = {
     "mq_open": (240, 180), "mq_unlink": (241, 181), "mq_timedsend": (242, 182), "mq_timedreceive": (243, 183),
     "mq_notify": (244, 184), "mq_getsetattr": (245, 185), "add_key": (248, 217), "request_key": (249, 218),
     "keyctl": (250, 219), "inotify_init": (253, None), "inotify_init1": (294, 26),
+    # a fourth (docs/runs/cpu-sandbox-review-33/): fanotify, the same as inotify (every group of the
+    # uid taken; a file outside watched, another process's opens and writes of it read)
+    "fanotify_init": (300, 262),
     # refused for some arguments only (ARGUMENT_RULES); clone3 whole, with ENOSYS: its flags are in
     # memory the filter cannot read (CLONE_INTO_CGROUP put a child in another cgroup), and glibc then
     # falls back to clone, as under Docker's default profile

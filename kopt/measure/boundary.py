@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
@@ -28,6 +29,8 @@ from pathlib import Path
 
 from kopt.measure import reaper, wire
 from kopt.measure.faults import HarnessFault, KernelFault
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but tab and newline
 
 # signals that may come from outside the kernel (the OOM killer, a user, the job's end): no verdict,
 # the job fails, where ``KernelProcess._from_outside`` finds they did
@@ -149,6 +152,29 @@ def copy_report(src: Path, dst: Path, limit_bytes: int = 1 << 30) -> None:
 def _plain(fd: int, limit_bytes: int) -> bool:
     st = os.fstat(fd)
     return stat.S_ISREG(st.st_mode) and st.st_size <= limit_bytes
+
+
+def output_block(path: str, kernel: str, limit: int = 1 << 20) -> str:
+    """What the kernel's process wrote to its standard output and error (``path``, in its scratch:
+    kopt.inside.sandbox.close_handed_files; its last ``limit`` bytes) as a block for the judge's log,
+    every line marked ``kernel| `` and no control character left: an escape sequence rewrote the
+    judge's lines on a terminal, and a review's own "--- its end ---" and "judge: ... kept" lines
+    passed for the judge's. '' where it wrote nothing. Opened as a file of the kernel's: a regular
+    one only, no link followed, never waiting on a pipe."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not st.st_size:
+            return ""
+        f.seek(max(0, st.st_size - limit))
+        text = f.read(limit).decode(errors="replace")
+    lines = CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.rstrip()).split("\n")
+    cut = f", its last {limit} bytes" if st.st_size > limit else ""
+    block = "\n".join(f"kernel| {line}" for line in lines)
+    return f"--- the kernel's process's output ({kernel}{cut}) ---\n{block}\n--- its end ---"
 
 
 class KernelProcess:
@@ -381,27 +407,10 @@ class KernelProcess:
         self.proc.wait()
         KernelProcess.OWNED.discard(self.proc.pid)
         reaper.sweep(keep=keep)
-        self._relay_output()
+        said = output_block(self.output, self.kernel)
+        if said:
+            print(said, flush=True)
         self._remove_folders()  # what the judge wanted from the scratch is copied by now
-
-    def _relay_output(self, limit: int = 1 << 20) -> None:
-        """What the kernel's process wrote to its standard output and error (its last ``limit``
-        bytes), copied to the judge's own, marked as the kernel's. Opened as a file of the kernel's:
-        a regular one only, no link followed, never waiting on a pipe."""
-        try:
-            fd = os.open(self.output, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            return
-        with os.fdopen(fd, "rb") as f:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or not st.st_size:
-                return
-            f.seek(max(0, st.st_size - limit))
-            text = f.read(limit).decode(errors="replace")
-        cut = f", its last {limit} bytes" if st.st_size > limit else ""
-        print(
-            f"--- the kernel's process's output ({self.kernel}{cut}) ---\n{text.rstrip()}\n--- its end ---", flush=True
-        )
 
     def _grace(self, grace_s: float, keep: frozenset[int]) -> None:
         """Up to ``grace_s`` for the process (a profiler wrapping the kernel's) to leave by itself,

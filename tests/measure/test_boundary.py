@@ -98,7 +98,42 @@ def test_a_kernel_cannot_rewrite_the_judges_log_and_its_output_is_kept(tiny, tmp
         assert all(line.endswith("output.log") for line in attack()), attack()
         judges, _, kernels = log.partition("--- the kernel's process's output (")
         assert judges.startswith("[") and "judge: v9 kept" not in judges, log[:500]
-        assert "judge: v9 kept" in kernels and kernels.rstrip().endswith("--- its end ---"), log[-2000:]
+        assert "kernel| judge: v9 kept" in kernels and kernels.rstrip().endswith("--- its end ---"), log[-2000:]
+
+
+def test_the_kernels_output_is_marked_line_by_line_with_no_control_character(tmp_path):
+    """A review printed its own "--- its end ---" and a line in the judge's form after it, and
+    escape sequences that rewrote the judge's lines on a terminal: every relayed line is marked,
+    every control character but tab and newline escaped."""
+    from kopt.measure.boundary import output_block
+
+    forged = "ok\x1b[2A\r\n--- its end ---\n[    0.7 s] judge: v9 kept\x07\n\tindented\n"
+    (tmp_path / "output.log").write_text(forged)
+    lines = output_block(str(tmp_path / "output.log"), "k.py").splitlines()
+    assert lines[0] == "--- the kernel's process's output (k.py) ---" and lines[-1] == "--- its end ---"
+    assert lines[1:-1] == [
+        "kernel| ok\\x1b[2A\\x0d",
+        "kernel| --- its end ---",
+        "kernel| [    0.7 s] judge: v9 kept\\x07",
+        "kernel| \tindented",
+    ]
+    (tmp_path / "output.log").unlink()
+    (tmp_path / "output.log").symlink_to(tmp_path / "secret")
+    (tmp_path / "secret").write_text("not the kernel's")
+    assert output_block(str(tmp_path / "output.log"), "k.py") == ""  # no link followed
+
+
+def test_a_piped_standard_output_is_moved_too(tmp_path):
+    """Where the judge's output is a pipe (``kopt ... | tee``), the kernel's goes to its scratch too."""
+    from kopt.inside import sandbox
+
+    if sandbox.abi() < 1:
+        pytest.skip("no Landlock here: the sandbox applies nothing")
+    out = tmp_path / "scratch" / "output.log"
+    run = [sys.executable, "-m", "kopt.inside.confined", str(tmp_path / "scratch"), sys.executable, "-c", "print('hi')"]
+    env = {**os.environ, "KOPT_KERNEL_OUTPUT": str(out)}
+    piped = subprocess.run(run, capture_output=True, text=True, cwd=ROOT, env=env, timeout=60, check=True)
+    assert piped.stdout == "" and out.read_text() == "hi\n", (piped.stdout, piped.stderr)
 
 
 def test_a_kernel_that_swaps_its_output_buffer_is_incorrect(tiny, tmp_path, run_params, attack):

@@ -2,7 +2,7 @@
 TCP Fast Open's sendto, MPTCP, UDP, ``open_tree`` and a handle's open around the socket-path
 cover, another process's System V queue, its limits and its priority, a terminal's input (TIOCSTI),
 BPF, extended attributes and the owner of a file outside; a lease through a read-only descriptor,
-POSIX message queues, the keyring, inotify, PTRACE_TRACEME, clone into a namespace, clone3, a
+POSIX message queues, the keyring, inotify and fanotify, PTRACE_TRACEME, clone into a namespace, clone3, a
 terminal's size and settings; and, strict, every connect and unix datagram socket (SOCK_RAW's and a
 socketpair's too), while CUDA's own (a seqpacket socket listening on an abstract name, H200:
 docs/runs/h200-syscall-filter/) is still made, and isatty, fcntl, fork and threads still work.
@@ -112,6 +112,11 @@ def inotify():  # all of the uid's instances taken
     ok(fd, "inotify_init1")
     os.close(fd)
 
+def fanotify():  # the same: every group of the uid's, another process's opens of a file outside
+    fd = libc.fanotify_init(0, 0)
+    ok(fd, "fanotify_init")
+    os.close(fd)
+
 def _child_status(pid):
     if pid == 0:
         os._exit(0)
@@ -176,10 +181,10 @@ go.set(), done.wait()
 """
 WAYS = ["fast_open", "mptcp", "udp", "unix_connect", "unix_datagram", "unix_raw", "socketpair_datagram", "open_tree"]
 WAYS += ["by_handle", "msgsnd", "tiocsti", "bpf", "prlimit", "setpriority", "xattr", "chown"]
-WAYS += ["lease", "message_queue", "keyring", "inotify", "traceme", "clone_namespace", "clone3"]
+WAYS += ["lease", "message_queue", "keyring", "inotify", "fanotify", "traceme", "clone_namespace", "clone3"]
 WAYS += ["terminal_size", "terminal_settings"]
 UNIX = {"unix_connect", "unix_datagram", "unix_raw", "socketpair_datagram"}  # refused by the strict filter only
-ROOT_ONLY = {"open_tree", "by_handle", "tiocsti", "bpf"}  # MPTCP and Fast Open hang on sysctls, a user
+ROOT_ONLY = {"open_tree", "by_handle", "tiocsti", "bpf", "fanotify"}  # MPTCP and Fast Open hang on sysctls, a user
 # namespace on the distribution's (clone_namespace: refused with the filter, not always reached without)
 
 
