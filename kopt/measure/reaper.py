@@ -6,10 +6,11 @@ the judge can find it. ``sweep`` kills every descendant of this process before a
 written: a forked process waiting to rewrite a result file is gone before the file exists.
 
 A daemon already running as the same user (a tmux server, ``systemd --user``, ``at``) would start
-a program that is not a descendant: kopt.inside.sandbox makes one harder to reach (TCP refused,
-abstract sockets scoped, socket paths covered where the judge is root; the ways around them are in
-docs/threat_model.md, "Not covered"), and Landlock keeps the kernel's own process tree from
-writing the results.
+a program that is not a descendant: kopt.inside.sandbox leaves the kernel no way to ask one (TCP
+refused, abstract sockets scoped, and the syscall filter's strict form: no connect, no unix
+datagram), but where CUDA MPS runs or ``KOPT_KERNEL_SOCKETS`` is set connects are allowed and only
+the socket-path cover stands (docs/threat_model.md, "Not covered"). Landlock keeps the kernel's
+own process tree from writing the results.
 """
 
 from __future__ import annotations
